@@ -1,0 +1,1 @@
+"""Backends turn a Program into a callable. The NumPy interpreter is the reference."""

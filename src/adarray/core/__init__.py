@@ -1,0 +1,4 @@
+"""The IR and its contracts: avals, programs, primitives, pytrees, printing and parsing.
+
+Nothing here imports from the rest of adarray.
+"""

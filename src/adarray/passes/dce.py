@@ -1,0 +1,14 @@
+"""Dead-code elimination: drop equations none of whose outputs is used (all primitives are pure)."""
+from __future__ import annotations
+
+from ..core.ir import Program, Var
+
+
+def eliminate_dead_code(program: Program) -> Program:
+    live = {id(a) for a in program.outputs if isinstance(a, Var)}
+    kept = []
+    for eqn in reversed(program.eqns):
+        if any(id(v) in live for v in eqn.outputs):
+            kept.append(eqn)
+            live.update(id(a) for a in eqn.inputs if isinstance(a, Var))
+    return Program(program.inputs, tuple(reversed(kept)), program.outputs)

@@ -1,0 +1,135 @@
+"""simplify: constant folding, algebraic identities and common-subexpression
+elimination in one forward walk, then dead-code elimination.
+
+Identities: x + 0, 0 + x, x - 0, x * 1, 1 * x, x / 1, x**1 -> x; 0 - x -> -x;
+-(-x) -> x; x * 0 -> 0 (deliberate: a zero cotangent times an infinite partial
+stays zero, which is what users of a masked branch expect); select(p, x, x)
+-> x; a select with a constant predicate picks its branch; linear maps of 0
+give 0. Constant inputs fold through any primitive; constant-filled inputs of
+elementwise primitives fold at no cost whatever their size.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.ir import Eqn, Literal, Program, Var, params_key
+from .dce import eliminate_dead_code
+
+_FOLD_LIMIT = 4096  # fold non-uniform constants only up to this many input elements
+_LINEAR_IN_FIRST = ("reshape", "transpose", "broadcast_in_dim", "slice", "unslice", "gather", "neg")
+
+
+def simplify(program: Program) -> Program:
+    """Return an equivalent program without foldable, redundant or dead equations."""
+    return eliminate_dead_code(_Simplifier().run(program))
+
+
+class _Simplifier:
+    def __init__(self):
+        self.replaced: dict[int, object] = {}
+        self.seen: dict[tuple, tuple] = {}
+        self.negated: dict[int, object] = {}  # id(b) -> a for every kept `b = neg a`
+        self.eqns: list[Eqn] = []
+
+    def subst(self, atom):
+        return self.replaced.get(id(atom), atom) if isinstance(atom, Var) else atom
+
+    def run(self, program: Program) -> Program:
+        for eqn in program.eqns:
+            inputs = tuple(self.subst(a) for a in eqn.inputs)
+            result = _fold(eqn, inputs) or self.identity(eqn, inputs)
+            if result is not None:
+                for var, value in zip(eqn.outputs, result):
+                    self.replaced[id(var)] = value
+                continue
+            self.keep(Eqn(eqn.prim, inputs, eqn.params, eqn.outputs))
+        outputs = tuple(self.subst(a) for a in program.outputs)
+        return Program(program.inputs, tuple(self.eqns), outputs)
+
+    def keep(self, eqn: Eqn) -> None:
+        key = (eqn.prim.name, tuple(_atom_key(a) for a in eqn.inputs), params_key(eqn.params))
+        if key in self.seen:
+            for var, previous in zip(eqn.outputs, self.seen[key]):
+                self.replaced[id(var)] = previous
+            return
+        self.seen[key] = eqn.outputs
+        if eqn.prim.name == "neg":
+            self.negated[id(eqn.outputs[0])] = eqn.inputs[0]
+        self.eqns.append(eqn)
+
+    def negate(self, atom, like: Eqn):
+        if isinstance(atom, Var) and id(atom) in self.negated:
+            return self.negated[id(atom)]
+        from ..primitives.elementwise import neg_p
+
+        out = Var(atom.aval)
+        self.keep(Eqn(neg_p, (atom,), {}, (out,)))
+        return self.subst(out)
+
+    def identity(self, eqn: Eqn, inputs):
+        """The replacement of a single-output equation by an algebraic identity, or None."""
+        name, out = eqn.prim.name, eqn.outputs[0]
+        if name == "add":
+            a, b = inputs
+            return [a] if _is(b, 0) else [b] if _is(a, 0) else None
+        if name == "sub":
+            a, b = inputs
+            return [a] if _is(b, 0) else [self.negate(b, eqn)] if _is(a, 0) else None
+        if name == "mul":
+            a, b = inputs
+            if _is(a, 0) or _is(b, 0):
+                return [Literal(np.zeros((), out.aval.dtype), out.aval)]
+            return [a] if _is(b, 1) else [b] if _is(a, 1) else None
+        if name == "div" and _is(inputs[1], 1):
+            return [inputs[0]]
+        if name == "neg" and isinstance(inputs[0], Var) and id(inputs[0]) in self.negated:
+            return [self.negated[id(inputs[0])]]
+        if name == "integer_pow" and eqn.params["n"] == 1:
+            return [inputs[0]]
+        if name == "select":
+            pred, a, b = inputs
+            if _atom_key(a) == _atom_key(b):
+                return [a]
+            if isinstance(pred, Literal) and pred.uniform is not None:
+                return [a if pred.uniform else b]
+        if name == "einsum" and any(_is(a, 0) for a in inputs):
+            return [Literal(np.zeros((), out.aval.dtype), out.aval)]
+        linear_zero = name in _LINEAR_IN_FIRST or (name in ("reduce", "scan") and eqn.params["op"] == "add")
+        if linear_zero and _is(inputs[0], 0):
+            return [Literal(np.zeros((), out.aval.dtype), out.aval)]
+        return None
+
+
+def _atom_key(atom):
+    if isinstance(atom, Var):
+        return ("var", id(atom))
+    uniform = atom.uniform
+    if uniform is not None:
+        return ("uniform", uniform, str(atom.aval))
+    return ("literal", id(atom.value))
+
+
+def _is(atom, number) -> bool:
+    return isinstance(atom, Literal) and atom.uniform is not None and atom.uniform == number
+
+
+def _fold(eqn: Eqn, inputs):
+    """Evaluate an equation whose inputs are all literals, or return None."""
+    if not all(isinstance(a, Literal) for a in inputs) or eqn.prim.impl is None:
+        return None
+    uniform = [a.uniform for a in inputs]
+    if eqn.prim.elementwise and all(u is not None for u in uniform):
+        with np.errstate(all="ignore"):
+            value = eqn.prim.impl(*[np.asarray(u, a.aval.dtype) for u, a in zip(uniform, inputs)], **eqn.params)
+        return [Literal(np.asarray(value, eqn.outputs[0].aval.dtype), eqn.outputs[0].aval)]
+    if eqn.prim.name in ("broadcast_in_dim", "reshape", "transpose") and uniform[0] is not None:
+        return [Literal(np.asarray(uniform[0], inputs[0].aval.dtype), eqn.outputs[0].aval)]
+    if sum(a.aval.size for a in inputs) > _FOLD_LIMIT:
+        return None
+    with np.errstate(all="ignore"):
+        try:
+            value = eqn.prim.impl(*[a.value for a in inputs], **eqn.params)
+        except (IndexError, ValueError):
+            return None  # leave it for run time, where the error names the equation
+    values = value if eqn.prim.multiple_results else [value]
+    return [Literal(np.asarray(v, var.aval.dtype), var.aval) for v, var in zip(values, eqn.outputs)]

@@ -1,0 +1,5 @@
+"""Primitive families, one module each, every IR rule beside its primitive.
+
+Importing this package registers every primitive.
+"""
+from . import elementwise, indexing, linalg, reduce, scan, structural  # noqa: F401

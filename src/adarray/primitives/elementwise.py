@@ -1,0 +1,277 @@
+"""Elementwise primitives: unary and binary maps, comparisons, logic, select, convert.
+
+Operands of a binary primitive have equal shapes and dtypes (adarray.numpy does
+broadcasting and promotion first); a Python scalar operand takes the shape and
+dtype of the other one. The binder functions here (`add`, `exp`, ...) are the
+math namespace that derivative rules are written in.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.errors import ShapeError
+from ..core.primitive import REGISTRY, Primitive, Zero
+from ..core.types import Aval, dtype_name, is_float
+from .rules import aval_of_value, elementwise, linear, nondifferentiable, zero_derivative
+from .scalar import PARTIALS, PIECEWISE_CONSTANT
+
+# Sampling domains for the generated rule tests: name -> (low, high).
+DOMAINS = {
+    "log": (0.2, 3.0), "sqrt": (0.2, 3.0), "log1p": (-0.5, 3.0), "arcsin": (-0.8, 0.8),
+    "arccos": (-0.8, 0.8), "tan": (-1.2, 1.2), "pow": (0.3, 2.5), "div": (0.5, 2.0),
+    "rem": (0.5, 2.0),
+}
+
+
+def _same_shape_rule(name, *, floats_only=False, result_dtype=None):
+    def abstract_eval(*avals, **params):
+        first = avals[0]
+        for other in avals[1:]:
+            if other.shape != first.shape or other.dtype != first.dtype:
+                raise ShapeError(
+                    f"{name}: operands {', '.join(map(str, avals))} differ in shape or dtype"
+                )
+        if floats_only and not is_float(first.dtype):
+            raise ShapeError(f"{name}: needs floating-point operands, got {first}")
+        return first.update(dtype=result_dtype) if result_dtype else first
+
+    return abstract_eval
+
+
+def _unary(name, rule_kind):
+    prim = Primitive(name, _same_shape_rule(name, floats_only=name not in ("neg", "abs", "sign")))
+    rule_kind(prim)
+
+    def bind(x):
+        return prim.bind(x)
+
+    bind.__name__ = name
+    return prim, bind
+
+
+def _coerce(x, y):
+    """Give a Python or 0-d NumPy scalar operand the shape and dtype of the other operand."""
+    x_aval, y_aval = aval_of_value(x), aval_of_value(y)
+    if _is_python_scalar(x) and not _is_python_scalar(y):
+        x = np.broadcast_to(np.asarray(x, y_aval.dtype), y_aval.shape)
+    elif _is_python_scalar(y) and not _is_python_scalar(x):
+        y = np.broadcast_to(np.asarray(y, x_aval.dtype), x_aval.shape)
+    return x, y
+
+
+def _is_python_scalar(value) -> bool:
+    return isinstance(value, (int, float, bool)) and not hasattr(value, "aval")
+
+
+def _binary(name, rule_kind, *, floats_only=False, result_dtype=None):
+    prim = Primitive(name, _same_shape_rule(name, floats_only=floats_only, result_dtype=result_dtype))
+    rule_kind(prim)
+
+    def bind(x, y):
+        return prim.bind(*_coerce(x, y))
+
+    bind.__name__ = name
+    return prim, bind
+
+
+def _partials_rule(name):
+    return lambda prim: elementwise(prim, PARTIALS[name])
+
+
+# --- linear maps --------------------------------------------------------------------------------
+
+def _add_transpose(ct, avals):
+    return [ct, ct]
+
+
+def _sub_transpose(ct, avals):
+    return [ct, neg(ct) if not isinstance(ct, Zero) else ct]
+
+
+def _neg_transpose(ct, avals):
+    return [neg(ct)]
+
+
+add_p, add = _binary("add", lambda p: linear(p, _add_transpose))
+sub_p, sub = _binary("sub", lambda p: linear(p, _sub_transpose))
+neg_p, neg = _unary("neg", lambda p: linear(p, _neg_transpose))
+
+# --- maps with partials from the scalar table ---------------------------------------------------
+
+_UNARY = ("exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "arcsin", "arccos", "arctan",
+          "sinh", "cosh", "tanh", "logistic", "erf", "abs")
+_BINARY_FLOAT = ("div", "pow", "arctan2", "logaddexp", "rem")
+for _name in _UNARY:
+    globals()[f"{_name}_p"], globals()[_name] = _unary(_name, _partials_rule(_name))
+for _name in PIECEWISE_CONSTANT:
+    globals()[f"{_name}_p"], globals()[_name] = _unary(_name, zero_derivative)
+for _name in _BINARY_FLOAT:
+    globals()[f"{_name}_p"], globals()[_name] = _binary(_name, _partials_rule(_name), floats_only=True)
+mul_p, mul = _binary("mul", _partials_rule("mul"))
+maximum_p, maximum = _binary("maximum", _partials_rule("maximum"))
+minimum_p, minimum = _binary("minimum", _partials_rule("minimum"))
+floor_divide_p, floor_divide = _binary("floor_divide", zero_derivative)
+
+# --- integer powers: x**n with a static integer n (exact, and no log at x = 0) -----------------
+
+integer_pow_p = Primitive("integer_pow", lambda x, *, n: x)
+
+
+def _integer_pow_partials(m, x, out, *, n):
+    if n == 0:
+        return (m.full_like(x, 0.0),)
+    if n == 1:
+        return (m.full_like(x, 1.0),)
+    return (m.mul(float(n), x if n == 2 else integer_pow(x, n - 1)),)
+
+
+elementwise(integer_pow_p, _integer_pow_partials)
+
+
+def integer_pow(x, n: int):
+    return integer_pow_p.bind(x, n=int(n))
+
+
+# --- comparisons and logic (boolean results, never differentiated) -----------------------------
+
+for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
+    globals()[f"{_name}_p"], globals()[_name] = _binary(_name, nondifferentiable, result_dtype=np.bool_)
+for _name in ("logical_and", "logical_or", "logical_xor"):
+    globals()[f"{_name}_p"], globals()[_name] = _binary(_name, nondifferentiable)
+logical_not_p = Primitive("logical_not", _same_shape_rule("logical_not"))
+nondifferentiable(logical_not_p)
+isfinite_p = Primitive("isfinite", _same_shape_rule("isfinite", floats_only=True, result_dtype=np.bool_))
+nondifferentiable(isfinite_p)
+
+
+def logical_not(x):
+    return logical_not_p.bind(x)
+
+
+def isfinite(x):
+    return isfinite_p.bind(x)
+
+
+# --- select: where(pred, x, y) -----------------------------------------------------------------
+
+def _select_abstract_eval(pred, x, y):
+    if pred.dtype != np.bool_:
+        raise ShapeError(f"select: the condition must be boolean, got {pred}")
+    if not (pred.shape == x.shape == y.shape) or x.dtype != y.dtype:
+        raise ShapeError(f"select: operands {pred}, {x}, {y} differ in shape or dtype")
+    return x
+
+
+select_p = Primitive("select", _select_abstract_eval)
+
+
+def _select_jvp(tangents, primals, output, **params):
+    _, tx, ty = tangents
+    if isinstance(tx, Zero) and isinstance(ty, Zero):
+        return tx
+    pred = primals[0]
+    return select(pred, _instantiate(tx), _instantiate(ty))
+
+
+def _select_vjp(cotangent, primals, output, needs):
+    pred = primals[0]
+    zero = zeros_like(cotangent)
+    return [
+        None,
+        select(pred, cotangent, zero) if needs[1] else None,
+        select(pred, zero, cotangent) if needs[2] else None,
+    ]
+
+
+select_p.jvp, select_p.vjp = _select_jvp, _select_vjp
+
+
+def select(pred, x, y):
+    if _is_python_scalar(x) and _is_python_scalar(y):
+        x = np.asarray(x)
+    x, y = _coerce(x, y)
+    return select_p.bind(pred, x, y)
+
+
+# --- dtype conversion ---------------------------------------------------------------------------
+
+def _convert_abstract_eval(x, *, dtype):
+    return x.update(dtype=dtype)
+
+
+convert_p = Primitive("convert", _convert_abstract_eval)
+
+
+def _convert_jvp(tangents, primals, output, *, dtype):
+    (tangent,) = tangents
+    if isinstance(tangent, Zero) or not is_float(dtype):
+        return Zero(aval_of_value(output))
+    return convert(tangent, dtype)
+
+
+def _convert_vjp(cotangent, primals, output, needs, *, dtype):
+    source = aval_of_value(primals[0])
+    if not is_float(source.dtype) or not is_float(dtype):
+        return [None]
+    return [convert(cotangent, source.dtype)]
+
+
+convert_p.jvp, convert_p.vjp = _convert_jvp, _convert_vjp
+
+
+def convert(x, dtype):
+    dtype = np.dtype(dtype)
+    if aval_of_value(x).dtype == dtype:
+        return x
+    return convert_p.bind(x, dtype=dtype)
+
+
+# --- helpers of the math namespace --------------------------------------------------------------
+
+def _instantiate(value):
+    from .rules import instantiate
+
+    return instantiate(value)
+
+
+def full_like(x, value):
+    aval = aval_of_value(x)
+    return np.broadcast_to(np.asarray(value, aval.dtype), aval.shape)
+
+
+def zeros_like(x):
+    return full_like(x, 0)
+
+
+def convert_like(x, like):
+    return convert(x, aval_of_value(like).dtype)
+
+
+def _sampler(prim, arity):
+    low, high = DOMAINS.get(prim.name, (-2.0, 2.0))
+
+    def sample(rng):
+        cases = []
+        for shape in [(), (3,), (2, 3), (0, 2)]:
+            args = [rng.uniform(low, high, shape) for _ in range(arity)]
+            cases.append((args, {}))
+        return cases
+
+    return sample
+
+
+for _prim_name in ("add", "sub", "neg", "mul", "maximum", "minimum", *_UNARY, *_BINARY_FLOAT):
+    _prim = globals()[f"{_prim_name}_p"]
+    _prim.sample = _sampler(_prim, 1 if _prim_name in _UNARY or _prim_name == "neg" else 2)
+integer_pow_p.sample = lambda rng: [([rng.normal(size=(3,))], {"n": n}) for n in (0, 1, 2, 3, -2)]
+select_p.sample = lambda rng: [
+    ([rng.normal(size=(4,)) > 0, rng.normal(size=(4,)), rng.normal(size=(4,))], {})
+]
+convert_p.sample = lambda rng: [([rng.normal(size=(3,))], {"dtype": np.dtype(np.float32)})]
+
+for _prim in list(REGISTRY.values()):
+    if _prim.name not in ("convert",) and _prim.abstract_eval.__qualname__.startswith("_same_shape_rule"):
+        _prim.elementwise = True
+select_p.elementwise = convert_p.elementwise = integer_pow_p.elementwise = True
+
+__all__ = [name for name in dir() if not name.startswith("_")]

@@ -1,0 +1,88 @@
+"""Rule kinds named for the math, so most primitives need no hand-written rule.
+
+    elementwise(prim, partials)   jvp/vjp from a table of scalar partials
+    linear(prim, transpose)       jvp applies the primitive to tangents; vjp is the transpose
+    nondifferentiable(prim)       integer/boolean outputs: zero tangent, no cotangent
+    zero_derivative(prim)         piecewise-constant float outputs (floor, sign, ...)
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.primitive import NOT_DIFFERENTIABLE, Zero, is_zero
+from ..core.types import Aval
+
+
+def aval_of_value(value) -> Aval:
+    aval = getattr(value, "aval", None)
+    if aval is not None:
+        return aval
+    array = np.asarray(value)
+    return Aval(array.shape, array.dtype)
+
+
+def zeros(aval: Aval):
+    """A concrete zero array that costs no memory (zero-strided)."""
+    return np.broadcast_to(np.zeros((), aval.dtype), aval.shape)
+
+
+def instantiate(value, aval: Aval | None = None):
+    """Turn a symbolic zero into a (zero-strided) array; pass anything else through."""
+    if is_zero(value):
+        return zeros(value.aval if aval is None else aval)
+    return value
+
+
+def add_tangents(a, b):
+    """Sum of two tangents or cotangents, skipping symbolic zeros."""
+    if is_zero(a):
+        return b
+    if is_zero(b):
+        return a
+    from .elementwise import add
+
+    return add(a, b)
+
+
+def elementwise(prim, partials) -> None:
+    """jvp: sum_i partial_i * t_i; vjp: ct * partial_i. Zeros are skipped."""
+    from . import elementwise as m
+
+    def jvp(tangents, primals, output, **params):
+        parts = partials(m, *primals, output, **params)
+        total = Zero(aval_of_value(output))
+        for part, tangent in zip(parts, tangents):
+            if not is_zero(tangent):
+                total = add_tangents(total, m.mul(tangent, part))
+        return total
+
+    def vjp(cotangent, primals, output, needs, **params):
+        parts = partials(m, *primals, output, **params)
+        return [m.mul(cotangent, part) if need else None for part, need in zip(parts, needs)]
+
+    prim.jvp, prim.vjp = jvp, vjp
+
+
+def linear(prim, transpose) -> None:
+    """A primitive linear in all its inputs: its transpose gives its vjp."""
+
+    def jvp(tangents, primals, output, **params):
+        if all(is_zero(t) for t in tangents):
+            return Zero(aval_of_value(output))
+        return prim.bind(*[instantiate(t) for t in tangents], **params)
+
+    def vjp(cotangent, primals, output, needs, **params):
+        cts = transpose(cotangent, [aval_of_value(p) for p in primals], **params)
+        return [ct if need else None for ct, need in zip(cts, needs)]
+
+    prim.jvp, prim.vjp, prim.transpose = jvp, vjp, transpose
+
+
+def nondifferentiable(prim) -> None:
+    prim.jvp = prim.vjp = NOT_DIFFERENTIABLE
+
+
+def zero_derivative(prim) -> None:
+    """Derivative zero wherever it exists (floor, sign, ...)."""
+    prim.jvp = lambda tangents, primals, output, **params: Zero(aval_of_value(output))
+    prim.vjp = lambda cotangent, primals, output, needs, **params: [None] * len(primals)

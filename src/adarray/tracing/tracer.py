@@ -1,0 +1,262 @@
+"""The staging tracer.
+
+`trace_program(fn, avals)` calls `fn` on `Tracer`s; every primitive bound on a
+tracer appends an equation to the innermost active `Trace`. Tracers of an
+enclosing trace that the function closes over become extra program inputs
+(closure conversion), so inner programs stay closed. Values that are not
+tracers (NumPy arrays, Python scalars) become literals.
+
+Transformations are written the same way: they re-run a program's equations
+under a new trace, calling each primitive's rule, which binds primitives.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+import numpy as np
+
+from ..core import primitive as primitive_module
+from ..core.errors import Error, TracingError
+from ..core.ir import Eqn, Literal, Program, Var
+from ..core.pytree import flatten
+from ..core.types import Aval, aval_of
+
+# Filled by adarray.numpy: name -> function implementing the operator/method on tracers.
+ARRAY_METHODS: dict = {}
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_stack: list[Trace] = []
+
+
+def current_trace() -> Trace | None:
+    return _stack[-1] if _stack else None
+
+
+def is_tracer(value) -> bool:
+    return isinstance(value, Tracer)
+
+
+def user_source_line() -> str | None:
+    """'file:line' of the innermost stack frame outside the adarray package."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = os.path.abspath(frame.f_code.co_filename)
+        if not filename.startswith(_PACKAGE_DIR) and "importlib" not in filename:
+            return f"{frame.f_code.co_filename}:{frame.f_lineno}"
+        frame = frame.f_back
+    return None
+
+
+class Trace:
+    """One program under construction."""
+
+    def __init__(self, name: str = "<function>"):
+        self.name = name
+        self.inputs: list[Var] = []
+        self.eqns: list[Eqn] = []
+        self.closure: dict[int, tuple[Tracer, Var]] = {}
+
+    def new_input(self, aval: Aval) -> Tracer:
+        var = Var(aval)
+        self.inputs.append(var)
+        return Tracer(var, self)
+
+    def atom(self, value):
+        """The IR atom for a value used in this trace, lifting outer tracers."""
+        if isinstance(value, Tracer):
+            if value.trace is self:
+                return value.variable
+            if not any(t is value.trace for t in _stack):
+                raise TracingError(
+                    f"a traced value of '{value.trace.name}' escaped its trace and was used in "
+                    f"'{self.name}'; return it from the function instead of storing it"
+                )
+            key = id(value.variable)
+            if key not in self.closure:
+                self.closure[key] = (value, Var(value.aval))
+            return self.closure[key][1]
+        if isinstance(value, Literal):
+            return value
+        return Literal(np.asarray(value), aval_of(value))
+
+    def emit(self, prim, args, params):
+        atoms = [self.atom(a) for a in args]
+        out_avals = _abstract_eval(prim, [a.aval for a in atoms], params, self.name)
+        outs = tuple(Var(a) for a in (out_avals if prim.multiple_results else (out_avals,)))
+        self.eqns.append(Eqn(prim, tuple(atoms), params, outs))
+        tracers = [Tracer(v, self) for v in outs]
+        return tracers if prim.multiple_results else tracers[0]
+
+    def finish(self, outputs) -> tuple[Program, list[Tracer]]:
+        out_atoms = tuple(self.atom(o) for o in outputs)
+        closure = list(self.closure.values())
+        inputs = tuple(self.inputs) + tuple(var for _, var in closure)
+        return Program(inputs, tuple(self.eqns), out_atoms), [tracer for tracer, _ in closure]
+
+
+def _abstract_eval(prim, avals, params, where):
+    try:
+        return prim.abstract_eval(*avals, **params)
+    except Error as error:
+        line = user_source_line()
+        context = f" (in '{where}'" + (f", at {line}" if line else "") + ")"
+        raise type(error)(f"{error}{context}") from None
+
+
+def _bind(prim, args, params):
+    if not any(isinstance(a, Tracer) for a in args):
+        return _eager(prim, args, params)
+    trace = current_trace()
+    if trace is None:
+        escaped = next(a for a in args if isinstance(a, Tracer))
+        raise TracingError(
+            f"a traced value of '{escaped.trace.name}' escaped its trace; return it from the function "
+            "instead of storing it"
+        )
+    return trace.emit(prim, args, params)
+
+
+def _eager(prim, args, params):
+    arrays = [a.value if isinstance(a, Literal) else np.asarray(a) for a in args]
+    _abstract_eval(prim, [aval_of(a) for a in arrays], params, "eager call")
+    return prim.impl(*arrays, **params)
+
+
+primitive_module.set_binder(_bind)
+
+
+def trace_program(fn, avals, name: str | None = None):
+    """Trace `fn(*tracers)`, one tracer per aval, into a closed program.
+
+    Returns (program, out_tree, closure). The program's inputs are the tracers'
+    vars followed by one var per outer tracer that `fn` closed over (listed in
+    `closure`); its outputs are the leaves of the pytree `fn` returned.
+    """
+    trace = Trace(name or getattr(fn, "__name__", "<function>"))
+    _stack.append(trace)
+    try:
+        args = [trace.new_input(a) for a in avals]
+        leaves, out_tree = flatten(fn(*args))
+        for leaf in leaves:
+            if not isinstance(leaf, (Tracer, np.ndarray, np.generic, int, float, bool)):
+                raise TracingError(
+                    f"'{trace.name}' returned a {type(leaf).__name__}; outputs must be arrays or "
+                    "nested tuples, lists and dicts of arrays"
+                )
+        program, closure = trace.finish(leaves)
+    finally:
+        _stack.pop()
+    return program, out_tree, closure
+
+
+def eval_program(program: Program, args):
+    """Run a program by binding its equations one by one (inlines it into the current trace)."""
+    env = {id(v): a for v, a in zip(program.inputs, args)}
+
+    def read(atom):
+        return atom if isinstance(atom, Literal) else env[id(atom)]
+
+    for eqn in program.eqns:
+        outs = eqn.prim.bind(*[read(a) for a in eqn.inputs], **eqn.params)
+        for var, value in zip(eqn.outputs, outs if eqn.prim.multiple_results else (outs,)):
+            env[id(var)] = value
+    return [read(a) for a in program.outputs]
+
+
+class Tracer:
+    """A traced array: a Var of the trace being built, with NumPy-like operators."""
+
+    __slots__ = ("variable", "trace")
+    __array_priority__ = 1000
+
+    def __init__(self, var: Var, trace: Trace):
+        self.variable = var
+        self.trace = trace
+
+    aval = property(lambda self: self.variable.aval)
+    shape = property(lambda self: self.variable.aval.shape)
+    dtype = property(lambda self: self.variable.aval.dtype)
+    ndim = property(lambda self: self.variable.aval.ndim)
+    size = property(lambda self: self.variable.aval.size)
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d traced array")
+        return self.shape[0]
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+    def __repr__(self) -> str:
+        return f"Tracer({self.aval}, in '{self.trace.name}')"
+
+    def _concrete(self, what: str, instead: str):
+        raise TracingError(
+            f"{what} on a traced value ({self.aval}) in '{self.trace.name}'"
+            + (f" at {user_source_line()}" if user_source_line() else "")
+            + f": its value is not known while tracing. {instead}"
+        )
+
+    def __bool__(self):
+        self._concrete(
+            "bool() (an `if`, `while`, `and`/`or` or assert)",
+            "Use anp.where(cond, a, b) for a value choice, ad.cond / ad.while_loop for control flow, "
+            "or an @ad.kernel for scalar code with branches.",
+        )
+
+    def __float__(self):
+        self._concrete("float()", "Keep it an array; mark the argument static (static_argnums) if it is fixed.")
+
+    def __int__(self):
+        self._concrete("int()", "Keep it an array; mark the argument static (static_argnums) if it is fixed.")
+
+    def __index__(self):
+        self._concrete("Using it as a Python index", "Index with it directly: x[i] accepts traced integers.")
+
+    def __array__(self, dtype=None, copy=None):
+        self._concrete("np.asarray()", "Use adarray.numpy functions (import adarray.numpy as anp) on traced values.")
+
+    def __hash__(self):
+        return id(self)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        function = ARRAY_METHODS.get(f"ufunc.{ufunc.__name__}")
+        if method != "__call__" or kwargs or function is None:
+            raise TracingError(
+                f"NumPy's {ufunc.__name__}.{method} cannot run on a traced value in '{self.trace.name}'; "
+                "use the adarray.numpy function of the same name"
+            )
+        return function(*inputs)
+
+
+def _method(name):
+    def method(self, *args, **kwargs):
+        return ARRAY_METHODS[name](self, *args, **kwargs)
+
+    method.__name__ = name
+    return method
+
+
+def _reflected(name):
+    def method(self, other):
+        return ARRAY_METHODS[name](other, self)
+
+    method.__name__ = f"r{name}"
+    return method
+
+
+for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul",
+              "and", "or", "xor"):
+    setattr(Tracer, f"__{_name}__", _method(_name))
+    setattr(Tracer, f"__r{_name}__", _reflected(_name))
+for _name in ("neg", "pos", "abs", "invert", "lt", "le", "gt", "ge", "eq", "ne", "getitem"):
+    setattr(Tracer, f"__{_name}__", _method(_name))
+for _name in ("sum", "prod", "max", "min", "mean", "var", "std", "reshape", "astype", "transpose",
+              "argmax", "argmin", "all", "any", "squeeze", "flatten", "ravel", "dot", "clip",
+              "cumsum", "cumprod", "take", "swapaxes", "repeat"):
+    setattr(Tracer, _name, _method(_name))
+Tracer.T = property(lambda self: ARRAY_METHODS["T"](self))
+Tracer.at = property(lambda self: ARRAY_METHODS["at"](self))
+Tracer.real = property(lambda self: self)
+

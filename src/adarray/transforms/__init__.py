@@ -1,0 +1,1 @@
+"""Transformations: each maps a Program to a Program."""

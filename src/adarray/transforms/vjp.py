@@ -1,0 +1,99 @@
+"""Reverse mode: vjp_program(program, wrt) -> program of (primals, output cotangents).
+
+A forward sweep re-binds the equations (keeping every value the backward sweep
+reads, which is whatever the rules reference), then a backward sweep visits the
+equations in reverse and calls each primitive's vjp rule, accumulating
+cotangents. Equations that do not depend on a differentiated input, or whose
+output cotangents are all symbolic zeros, are skipped.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.errors import NonDifferentiableError
+from ..core.ir import Literal, Program
+from ..core.primitive import Marker, Zero, is_zero
+from ..core.types import is_float
+from ..primitives.rules import add_tangents, instantiate
+from ..tracing import trace_program
+
+
+def vjp_program(program: Program, wrt, seed_ones: bool = False) -> Program:
+    """Reverse-mode derivative of `program` with respect to the inputs flagged in `wrt`.
+
+    Inputs: the original inputs, then one cotangent per output (none if
+    `seed_ones`: the single output is then seeded with 1, as `grad` does).
+    Outputs: the original outputs, then one cotangent per flagged input.
+    """
+    wrt = tuple(bool(w) for w in wrt)
+    for var, flag in zip(program.inputs, wrt):
+        if flag and not is_float(var.aval.dtype):
+            raise NonDifferentiableError(f"cannot differentiate with respect to a {var.aval} input")
+    n = len(program.inputs)
+    cotangent_avals = [] if seed_ones else list(program.out_avals)
+
+    def sweep(*args):
+        primals = args[:n]
+        if seed_ones:
+            (aval,) = program.out_avals
+            cotangents = [np.ones((), aval.dtype)]
+        else:
+            cotangents = list(args[n:])
+        outputs, input_cotangents = backpropagate(program, primals, wrt, cotangents)
+        return outputs + input_cotangents
+
+    new_program, _, _ = trace_program(sweep, list(program.in_avals) + cotangent_avals, "vjp")
+    return new_program
+
+
+def backpropagate(program: Program, primals, wrt, output_cotangents):
+    """Forward sweep on `primals`, then the backward sweep from `output_cotangents`."""
+    env, active = {}, set()
+    for var, value, flag in zip(program.inputs, primals, wrt):
+        env[id(var)] = value
+        if flag:
+            active.add(id(var))
+
+    def read(atom):
+        return atom.value if isinstance(atom, Literal) else env[id(atom)]
+
+    def is_active(atom) -> bool:
+        return not isinstance(atom, Literal) and id(atom) in active
+
+    tape = []
+    for eqn in program.eqns:
+        ins = [read(a) for a in eqn.inputs]
+        outs = eqn.prim.bind(*ins, **eqn.params)
+        out_list = outs if eqn.prim.multiple_results else [outs]
+        for var, value in zip(eqn.outputs, out_list):
+            env[id(var)] = value
+        if any(is_active(a) for a in eqn.inputs):
+            for var in eqn.outputs:
+                if is_float(var.aval.dtype):
+                    active.add(id(var))
+            tape.append((eqn, ins, outs))
+
+    cotangent_env = {}
+    for atom, cotangent in zip(program.outputs, output_cotangents):
+        if is_active(atom) and not is_zero(cotangent):
+            cotangent_env[id(atom)] = add_tangents(cotangent_env.get(id(atom), Zero(atom.aval)), cotangent)
+
+    for eqn, ins, outs in reversed(tape):
+        cts = [cotangent_env.pop(id(v), Zero(v.aval)) for v in eqn.outputs]
+        if all(is_zero(c) for c in cts):
+            continue
+        rule = eqn.prim.rule("vjp")
+        if isinstance(rule, Marker):
+            continue
+        needs = tuple(is_active(a) for a in eqn.inputs)
+        results = rule(cts if eqn.prim.multiple_results else cts[0], ins, outs, needs, **eqn.params)
+        for atom, need, ct in zip(eqn.inputs, needs, results):
+            if need and ct is not None and not is_zero(ct):
+                cotangent_env[id(atom)] = add_tangents(cotangent_env.get(id(atom), Zero(atom.aval)), ct)
+
+    outputs = [read(a) for a in program.outputs]
+    input_cotangents = [
+        instantiate(cotangent_env.get(id(var), Zero(var.aval)))
+        for var, flag in zip(program.inputs, wrt) if flag
+    ]
+    return outputs, input_cotangents
