@@ -44,7 +44,7 @@ for _name, _fn in {
     "floor_divide": np.floor_divide, "eq": np.equal, "ne": np.not_equal, "lt": np.less,
     "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal, "logical_and": np.logical_and,
     "logical_or": np.logical_or, "logical_xor": np.logical_xor, "logical_not": np.logical_not,
-    "isfinite": np.isfinite, "select": np.where,
+    "isfinite": np.isfinite, "select": np.where, "stop_gradient": np.asarray,
 }.items():
     _direct(_name, _fn)
 

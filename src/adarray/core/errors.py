@@ -9,6 +9,10 @@ class ShapeError(Error, ValueError):
     """Operands whose shapes or dtypes do not fit the operation."""
 
 
+class IndexOutOfRangeError(Error, IndexError):
+    """A static index is out of range for the indexed axis."""
+
+
 class TracingError(Error, TypeError):
     """Python used a traced value where a concrete one is needed (if, while, bool(), float(), ...)."""
 

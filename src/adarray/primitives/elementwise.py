@@ -132,6 +132,16 @@ def integer_pow(x, n: int):
     return integer_pow_p.bind(x, n=int(n))
 
 
+# --- stop_gradient: the identity, with zero derivative ------------------------------------------
+
+stop_gradient_p = Primitive("stop_gradient", _same_shape_rule("stop_gradient"))
+zero_derivative(stop_gradient_p)
+
+
+def stop_gradient(x):
+    return stop_gradient_p.bind(x)
+
+
 # --- comparisons and logic (boolean results, never differentiated) -----------------------------
 
 for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
@@ -260,9 +270,11 @@ def _sampler(prim, arity):
     return sample
 
 
-for _prim_name in ("add", "sub", "neg", "mul", "maximum", "minimum", *_UNARY, *_BINARY_FLOAT):
+for _prim_name in ("add", "sub", "neg", "mul", "maximum", "minimum", "stop_gradient", "floor_divide",
+                   *PIECEWISE_CONSTANT, *_UNARY, *_BINARY_FLOAT):
     _prim = globals()[f"{_prim_name}_p"]
-    _prim.sample = _sampler(_prim, 1 if _prim_name in _UNARY or _prim_name == "neg" else 2)
+    _unary_name = _prim_name in (*_UNARY, *PIECEWISE_CONSTANT, "neg", "stop_gradient")
+    _prim.sample = _sampler(_prim, 1 if _unary_name else 2)
 integer_pow_p.sample = lambda rng: [([rng.normal(size=(3,))], {"n": n}) for n in (0, 1, 2, 3, -2)]
 select_p.sample = lambda rng: [
     ([rng.normal(size=(4,)) > 0, rng.normal(size=(4,)), rng.normal(size=(4,))], {})

@@ -43,7 +43,7 @@ def _dummy(aval: Aval):
     return np.lib.stride_tricks.as_strided(np.zeros(1, aval.dtype), aval.shape, (0,) * aval.ndim)
 
 
-def _gather_shape(x: Aval, spec, index_avals) -> tuple[int, ...]:
+def gather_shape(x: Aval, spec, index_avals) -> tuple[int, ...]:
     for aval in index_avals:
         if not np.issubdtype(aval.dtype, np.integer):
             raise ShapeError(f"index arrays must be integers, got {aval}")
@@ -55,7 +55,7 @@ def _gather_shape(x: Aval, spec, index_avals) -> tuple[int, ...]:
 
 
 def _gather_abstract_eval(x, *indices, spec):
-    return x.update(shape=_gather_shape(x, spec, indices))
+    return x.update(shape=gather_shape(x, spec, indices))
 
 
 gather_p = Primitive("gather", _gather_abstract_eval)
@@ -83,7 +83,7 @@ gather_p.jvp, gather_p.vjp = _gather_jvp, _gather_vjp
 def _scatter_abstract_eval(x, updates, *indices, spec, op):
     if op not in SCATTER_OPS:
         raise ShapeError(f"scatter: unknown op {op!r}; known: {', '.join(SCATTER_OPS)}")
-    shape = _gather_shape(x, spec, indices)
+    shape = gather_shape(x, spec, indices)
     if updates.shape != shape or updates.dtype != x.dtype:
         raise ShapeError(f"scatter: updates {updates} do not match the indexed window {x.update(shape=shape)}")
     return x

@@ -8,8 +8,6 @@ output cotangents are all symbolic zeros, are skipped.
 """
 from __future__ import annotations
 
-import numpy as np
-
 from ..core.errors import NonDifferentiableError
 from ..core.ir import Literal, Program
 from ..core.primitive import Marker, Zero, is_zero
@@ -18,11 +16,12 @@ from ..primitives.rules import add_tangents, instantiate
 from ..tracing import trace_program
 
 
-def vjp_program(program: Program, wrt, seed_ones: bool = False) -> Program:
+def vjp_program(program: Program, wrt, seeds=None) -> Program:
     """Reverse-mode derivative of `program` with respect to the inputs flagged in `wrt`.
 
-    Inputs: the original inputs, then one cotangent per output (none if
-    `seed_ones`: the single output is then seeded with 1, as `grad` does).
+    Inputs: the original inputs, then one cotangent per output; or, if `seeds`
+    is given (one constant array or None per output, as `grad` seeds its
+    output with 1), only the original inputs.
     Outputs: the original outputs, then one cotangent per flagged input.
     """
     wrt = tuple(bool(w) for w in wrt)
@@ -30,13 +29,12 @@ def vjp_program(program: Program, wrt, seed_ones: bool = False) -> Program:
         if flag and not is_float(var.aval.dtype):
             raise NonDifferentiableError(f"cannot differentiate with respect to a {var.aval} input")
     n = len(program.inputs)
-    cotangent_avals = [] if seed_ones else list(program.out_avals)
+    cotangent_avals = [] if seeds is not None else list(program.out_avals)
 
     def sweep(*args):
         primals = args[:n]
-        if seed_ones:
-            (aval,) = program.out_avals
-            cotangents = [np.ones((), aval.dtype)]
+        if seeds is not None:
+            cotangents = [Zero(a) if s is None else s for s, a in zip(seeds, program.out_avals)]
         else:
             cotangents = list(args[n:])
         outputs, input_cotangents = backpropagate(program, primals, wrt, cotangents)

@@ -1,0 +1,38 @@
+"""adarray: automatic differentiation of array programs.
+
+    import adarray as ad
+    import adarray.numpy as anp
+
+    g = ad.grad(lambda x: anp.sum(anp.sin(x) * x))(np.ones(3))
+    print(ad.make_ir(ad.grad(f))(x))    # the gradient program, as text
+
+Functions are traced into a small typed IR; every derivative is a program
+transformation; programs are simplified and run by the NumPy backend.
+"""
+from . import primitives as _primitives  # noqa: F401  (registers every primitive)
+from .backends import numpy_backend as _numpy_backend  # noqa: F401  (attaches the NumPy impls)
+from . import numpy  # noqa: F401  (registers the array methods of tracers)
+from .api import grad, jit, jvp, make_ir, value_and_grad, vjp
+from .core.errors import (
+    ArgumentError,
+    Error,
+    ExecutionError,
+    IndexOutOfRangeError,
+    NonDifferentiableError,
+    ParseError,
+    ShapeError,
+    TracingError,
+    UnsupportedError,
+    VerifyError,
+)
+from .core.ir import Program
+from .core.parser import parse_program
+from .numpy import stop_gradient
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ArgumentError", "Error", "ExecutionError", "IndexOutOfRangeError", "NonDifferentiableError",
+    "ParseError", "Program", "ShapeError", "TracingError", "UnsupportedError", "VerifyError",
+    "grad", "jit", "jvp", "make_ir", "parse_program", "stop_gradient", "value_and_grad", "vjp",
+]

@@ -1,0 +1,76 @@
+"""adarray.numpy: a NumPy-like API that works on traced values and on plain arrays.
+
+    import adarray.numpy as anp
+    anp.tanh(x @ w + b)          # traced inside ad.grad / ad.jit, computed directly otherwise
+
+Semantics follow NumPy: broadcasting, dtype promotion (Python scalars are weak),
+`axis`/`keepdims`. Conventions at non-smooth points: abs'(0) = 0; max/min
+(binary and reductions) give the whole derivative to the first argument or
+element at a tie; prod/cumprod/at[].multiply gradients are exact with zeros.
+"""
+from __future__ import annotations
+
+import types
+
+import numpy as _np
+
+from ..tracing import ARRAY_METHODS
+from ._core import asvalue as _asvalue
+from ._creation import (
+    arange, array, asarray, eye, full, full_like, linspace, ones, ones_like, zeros, zeros_like,
+)
+from ._indexing import at, getitem, take, take_along_axis
+from ._linalg import dot, einsum, inner, matmul, norm, outer, tensordot, vdot
+from ._math import (
+    abs, absolute, add, arccos, arcsin, arctan, arctan2, ceil, clip, cos, cosh, divide, equal, erf, exp,
+    expm1, floor, floor_divide, greater, greater_equal, isfinite, isnan, less, less_equal, log, log1p,
+    logaddexp, logical_and, logical_not, logical_or, logical_xor, maximum, minimum, mod, multiply,
+    negative, not_equal, positive, power, reciprocal, remainder, round, sigmoid, sign, sin, sinh, softplus,
+    sqrt, square, stop_gradient, subtract, tan, tanh, true_divide, where,
+)
+from ._reductions import (
+    all, amax, amin, any, argmax, argmin, cumprod, cumsum, logsumexp, max, mean, min, prod, std, sum, var,
+)
+from ._shape import (
+    broadcast_arrays, broadcast_to, concatenate, expand_dims, flatten, flip, hstack, moveaxis, ravel,
+    repeat, reshape, split, squeeze, stack, swapaxes, tile, transpose, vstack,
+)
+
+float32, float64, int32, int64, bool_ = _np.float32, _np.float64, _np.int32, _np.int64, _np.bool_
+pi, e, inf, nan, newaxis = _np.pi, _np.e, _np.inf, _np.nan, None
+linalg = types.SimpleNamespace(norm=norm)
+
+
+def astype(x, dtype):
+    return asarray(x, dtype)
+
+
+def _method_table():
+    table = {
+        "add": add, "sub": subtract, "mul": multiply, "truediv": divide, "floordiv": floor_divide,
+        "mod": remainder, "pow": power, "matmul": matmul, "and": logical_and, "or": logical_or,
+        "xor": logical_xor, "neg": negative, "pos": positive, "abs": abs, "invert": logical_not,
+        "lt": less, "le": less_equal, "gt": greater, "ge": greater_equal, "eq": equal, "ne": not_equal,
+        "getitem": getitem, "sum": sum, "prod": prod, "max": max, "min": min, "mean": mean, "var": var,
+        "std": std, "reshape": reshape, "astype": astype, "argmax": argmax, "argmin": argmin, "all": all,
+        "any": any, "squeeze": squeeze, "flatten": flatten, "ravel": ravel, "dot": dot, "clip": clip,
+        "cumsum": cumsum, "cumprod": cumprod, "take": take, "swapaxes": swapaxes, "repeat": repeat,
+        "transpose": transpose, "T": lambda x: transpose(x), "at": at,
+    }
+    ufuncs = {
+        "add": add, "subtract": subtract, "multiply": multiply, "divide": divide, "true_divide": divide,
+        "power": power, "matmul": matmul, "negative": negative, "exp": exp, "log": log, "sin": sin,
+        "cos": cos, "tanh": tanh, "sqrt": sqrt, "maximum": maximum, "minimum": minimum, "equal": equal,
+        "not_equal": not_equal, "less": less, "less_equal": less_equal, "greater": greater,
+        "greater_equal": greater_equal, "absolute": abs, "square": square, "log1p": log1p, "expm1": expm1,
+        "arctan2": arctan2, "logaddexp": logaddexp, "floor_divide": floor_divide, "remainder": remainder,
+        "tan": tan, "sinh": sinh, "cosh": cosh, "arcsin": arcsin, "arccos": arccos, "arctan": arctan,
+        "sign": sign, "floor": floor, "ceil": ceil, "logical_and": logical_and, "logical_or": logical_or,
+        "logical_not": logical_not, "reciprocal": reciprocal,
+    }
+    table.update({f"ufunc.{name}": fn for name, fn in ufuncs.items()})
+    return table
+
+
+ARRAY_METHODS.update(_method_table())
+_ = _asvalue

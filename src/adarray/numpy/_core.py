@@ -1,0 +1,103 @@
+"""Shared machinery of adarray.numpy: values, dtype promotion, broadcasting, axes.
+
+A value is a Tracer, a NumPy array or scalar, a Python scalar or a nested list.
+Python scalars are weakly typed as in NumPy 2 (float32 array * 2.0 stays float32).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.errors import ShapeError
+from ..core.types import Aval
+from ..primitives import elementwise as ew
+from ..primitives.structural import broadcast_to as broadcast_exact
+from ..tracing import Tracer
+
+DEFAULT_FLOAT = np.dtype(np.float64)
+
+
+def is_python_scalar(value) -> bool:
+    return isinstance(value, (bool, int, float)) and not isinstance(value, np.generic)
+
+
+def aval(value) -> Aval:
+    if isinstance(value, Tracer):
+        return value.aval
+    array = np.asarray(value)
+    return Aval(array.shape, array.dtype)
+
+
+def shape(value) -> tuple[int, ...]:
+    return value.shape if isinstance(value, Tracer) else np.shape(value)
+
+
+def dtype(value) -> np.dtype:
+    return value.dtype if isinstance(value, Tracer) else np.asarray(value).dtype
+
+
+def asvalue(value):
+    """Tracers stay tracers; anything else becomes a NumPy array (lists included)."""
+    if isinstance(value, Tracer):
+        return value
+    if isinstance(value, (list, tuple)) and any(isinstance(v, Tracer) for v in np.ravel(np.array(value, object))):
+        from ._shape import stack
+
+        return stack([asvalue(v) for v in value])
+    return np.asarray(value)
+
+
+def result_dtype(*values) -> np.dtype:
+    """NumPy 2 promotion with weak Python scalars."""
+    parts = [v if is_python_scalar(v) else dtype(v) for v in values]
+    return np.result_type(*parts)
+
+
+def float_dtype(*values) -> np.dtype:
+    """The floating dtype an operation on `values` computes in (ints and bools -> float64)."""
+    common = result_dtype(*values)
+    return common if np.issubdtype(common, np.floating) else DEFAULT_FLOAT
+
+
+def broadcast_shapes(op: str, *shapes) -> tuple[int, ...]:
+    try:
+        return np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise ShapeError(
+            f"{op}: operands could not be broadcast together with shapes "
+            + " ".join(str(tuple(s)) for s in shapes)
+        ) from None
+
+
+def cast(value, target_dtype):
+    """Convert a value to `target_dtype` (Python scalars become 0-d arrays)."""
+    if is_python_scalar(value):
+        return np.asarray(value, target_dtype)
+    value = asvalue(value)
+    return ew.convert(value, target_dtype)
+
+
+def prepare(op: str, *values, dtype=None):
+    """Promote to one dtype (or `dtype`) and broadcast to one shape."""
+    values = [v if is_python_scalar(v) else asvalue(v) for v in values]
+    target = np.dtype(dtype) if dtype is not None else result_dtype(*values)
+    out_shape = broadcast_shapes(op, *[np.shape(v) if is_python_scalar(v) else shape(v) for v in values])
+    return [broadcast_exact(cast(v, target), out_shape) for v in values]
+
+
+def normalize_axis(axis: int, ndim: int, op: str) -> int:
+    if not -ndim <= axis < max(ndim, 1):
+        from ..core.errors import IndexOutOfRangeError
+
+        raise IndexOutOfRangeError(f"{op}: axis {axis} is out of range for an array of {ndim} dimensions")
+    return axis % ndim if ndim else 0
+
+
+def normalize_axes(axis, ndim: int, op: str) -> tuple[int, ...]:
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (tuple, list)):
+        axes = tuple(normalize_axis(int(a), ndim, op) for a in axis)
+        if len(set(axes)) != len(axes):
+            raise ShapeError(f"{op}: repeated axis in {axis}")
+        return axes
+    return (normalize_axis(int(axis), ndim, op),)

@@ -1,0 +1,59 @@
+"""Array creation. Results are concrete NumPy arrays (they become constants when traced)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ._core import DEFAULT_FLOAT, asvalue, cast, dtype, shape
+from ..tracing import Tracer
+
+
+def array(value, dtype=None):
+    value = asvalue(value)
+    if dtype is None:
+        return value if isinstance(value, Tracer) else np.array(value)
+    return cast(value, np.dtype(dtype))
+
+
+def asarray(value, dtype=None):
+    value = asvalue(value)
+    return value if dtype is None else cast(value, np.dtype(dtype))
+
+
+def zeros(shape, dtype=DEFAULT_FLOAT):
+    return np.zeros(shape, dtype)
+
+
+def ones(shape, dtype=DEFAULT_FLOAT):
+    return np.ones(shape, dtype)
+
+
+def full(shape, fill_value, dtype=None):
+    return np.full(shape, fill_value, dtype)
+
+
+def eye(n, m=None, k=0, dtype=DEFAULT_FLOAT):
+    return np.eye(n, m, k, dtype)
+
+
+def arange(*args, dtype=None):
+    return np.arange(*args, dtype=dtype)
+
+
+def linspace(start, stop, num=50, endpoint=True, dtype=None):
+    return np.linspace(start, stop, num, endpoint=endpoint, dtype=dtype)
+
+
+def zeros_like(x, dtype=None):
+    return np.zeros(shape(asvalue(x)), dtype or _dtype_of(x))
+
+
+def ones_like(x, dtype=None):
+    return np.ones(shape(asvalue(x)), dtype or _dtype_of(x))
+
+
+def full_like(x, fill_value, dtype=None):
+    return np.full(shape(asvalue(x)), fill_value, dtype or _dtype_of(x))
+
+
+def _dtype_of(x):
+    return dtype(asvalue(x))

@@ -1,0 +1,135 @@
+"""Reductions and cumulative operations with `axis` and `keepdims`, NumPy style.
+
+Ties in max/min (and their gradients) go to the first element in row-major order.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..primitives import elementwise as ew
+from ..primitives import reduce as reductions
+from ..primitives import scan as scans
+from ..primitives.structural import reshape as reshape_exact
+from ._core import asvalue, cast, dtype, float_dtype, normalize_axes, normalize_axis, shape
+from ._math import divide, exp, log, multiply, sqrt, subtract, where
+
+
+def _keep(value, in_shape, axes, keepdims):
+    if not keepdims:
+        return value
+    return reshape_exact(value, tuple(1 if i in axes else n for i, n in enumerate(in_shape)))
+
+
+def _reduce(x, op, axis, keepdims, name):
+    x = asvalue(x)
+    axes = normalize_axes(axis, len(shape(x)), name)
+    return _keep(reductions.reduce(x, op, axes), shape(x), axes, keepdims)
+
+
+def sum(x, axis=None, keepdims=False, dtype=None):  # noqa: A001 - NumPy's name
+    """Sum over `axis` (all axes by default); booleans and small integers sum as int64."""
+    x = asvalue(x)
+    target = np.dtype(dtype) if dtype is not None else _accumulator(x)
+    return _reduce(cast(x, target), "add", axis, keepdims, "sum")
+
+
+def prod(x, axis=None, keepdims=False, dtype=None):
+    """Product; its gradient is exact with zeros (zero counting, no division by zero)."""
+    x = asvalue(x)
+    target = np.dtype(dtype) if dtype is not None else _accumulator(x)
+    return _reduce(cast(x, target), "mul", axis, keepdims, "prod")
+
+
+def _accumulator(x):
+    kind = dtype(x).kind
+    return np.dtype(np.int64) if kind in "bi" else np.dtype(np.uint64) if kind == "u" else dtype(x)
+
+
+def max(x, axis=None, keepdims=False):  # noqa: A001 - NumPy's name
+    """Maximum; at a tie the gradient goes to the first maximal element."""
+    return _reduce(x, "max", axis, keepdims, "max")
+
+
+def min(x, axis=None, keepdims=False):  # noqa: A001 - NumPy's name
+    """Minimum; at a tie the gradient goes to the first minimal element."""
+    return _reduce(x, "min", axis, keepdims, "min")
+
+
+amax, amin = max, min
+
+
+def all(x, axis=None, keepdims=False):  # noqa: A001 - NumPy's name
+    return _reduce(cast(x, np.bool_), "and", axis, keepdims, "all")
+
+
+def any(x, axis=None, keepdims=False):  # noqa: A001 - NumPy's name
+    return _reduce(cast(x, np.bool_), "or", axis, keepdims, "any")
+
+
+def _count(x, axes) -> int:
+    return int(np.prod([shape(x)[a] for a in axes], dtype=np.int64))
+
+
+def mean(x, axis=None, keepdims=False):
+    x = asvalue(x)
+    x = cast(x, float_dtype(x))
+    axes = normalize_axes(axis, len(shape(x)), "mean")
+    return divide(sum(x, axes, keepdims), float(_count(x, axes)))
+
+
+def var(x, axis=None, keepdims=False, ddof=0):
+    x = asvalue(x)
+    x = cast(x, float_dtype(x))
+    axes = normalize_axes(axis, len(shape(x)), "var")
+    centered = subtract(x, mean(x, axes, keepdims=True))
+    return divide(sum(multiply(centered, centered), axes, keepdims), float(_count(x, axes) - ddof))
+
+
+def std(x, axis=None, keepdims=False, ddof=0):
+    return sqrt(var(x, axis, keepdims, ddof))
+
+
+def logsumexp(x, axis=None, keepdims=False):
+    """log(sum(exp(x))) without overflow; the gradient is the softmax."""
+    x = asvalue(x)
+    x = cast(x, float_dtype(x))
+    axes = normalize_axes(axis, len(shape(x)), "logsumexp")
+    peak = ew.stop_gradient(max(x, axes, keepdims=True))
+    peak = where(ew.isfinite(peak), peak, 0.0)
+    total = log(sum(exp(subtract(x, peak)), axes, keepdims=True))
+    out = ew.add(total, peak)
+    return out if keepdims else reshape_exact(out, tuple(n for i, n in enumerate(shape(x)) if i not in axes))
+
+
+def _arg(reducer, x, axis, name):
+    x = asvalue(x)
+    if axis is None:
+        return reducer(reshape_exact(x, (int(np.prod(shape(x), dtype=np.int64)),)), 0)
+    return reducer(x, normalize_axis(axis, len(shape(x)), name))
+
+
+def argmax(x, axis=None):
+    """Index of the first maximum (flattened when axis is None)."""
+    return _arg(reductions.argmax, x, axis, "argmax")
+
+
+def argmin(x, axis=None):
+    return _arg(reductions.argmin, x, axis, "argmin")
+
+
+def _flat_or_axis(x, axis, name):
+    x = asvalue(x)
+    if axis is None:
+        return reshape_exact(x, (int(np.prod(shape(x), dtype=np.int64)),)), 0
+    return x, normalize_axis(axis, len(shape(x)), name)
+
+
+def cumsum(x, axis=None):
+    x, axis = _flat_or_axis(x, axis, "cumsum")
+    return scans.cumsum(cast(x, _accumulator(x)), axis)
+
+
+def cumprod(x, axis=None):
+    """Cumulative product; its gradient is exact with zeros."""
+    x, axis = _flat_or_axis(x, axis, "cumprod")
+    return scans.cumprod(cast(x, _accumulator(x)), axis)

@@ -1,0 +1,22 @@
+"""Test helpers: the numerical oracles for derivative rules and passes (one tolerance policy)."""
+from .oracles import (
+    Tolerance,
+    check_jvp,
+    check_passes,
+    check_second_order,
+    check_vjp,
+    numerical_jvp,
+    program_tolerance,
+    tolerances,
+)
+
+__all__ = [
+    "Tolerance",
+    "check_jvp",
+    "check_passes",
+    "check_second_order",
+    "check_vjp",
+    "numerical_jvp",
+    "program_tolerance",
+    "tolerances",
+]

@@ -1,0 +1,164 @@
+"""Rule tests generated from the primitive registry.
+
+Every primitive with a `sample` contributes one test case per sampled (args, params):
+forward mode against central differences, the adjoint test of reverse mode, the
+same two checks on the derivative programs (second order), and the IR contracts
+(verifier, print/parse round trip, simplify) on every derived program.
+The coverage tests require every primitive to have jvp/vjp rules or explicit
+markers, an implementation and a sampler.
+"""
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+import pytest
+
+from adarray.backends.numpy_backend import compile_program
+from adarray.core.primitive import REGISTRY, Marker
+from adarray.core.types import Aval, is_float
+from adarray.passes import simplify
+from adarray.testing import check_jvp, check_passes, check_second_order, check_vjp
+from adarray.tracing import trace_program
+from adarray.transforms.jvp import jvp_program
+from adarray.transforms.vjp import vjp_program
+
+
+def _seed(*parts) -> int:
+    """A stable seed per primitive (and case), so adding primitives does not move the others."""
+    return zlib.crc32("/".join(map(str, parts)).encode())
+
+
+# Derivatives that are defined rather than computed: finite differences do not apply, the rules
+# must give exactly zero instead (the adjoint tests still run).
+ZERO_BY_DEFINITION = {"stop_gradient"}
+
+# Edge cases the samplers do not cover: products with zeros (the zero-counting rules must be
+# right to second order too, not only in value).
+EXTRA_CASES = {
+    "reduce": [
+        ([np.array([[2.0, 0.0, 3.0], [0.0, 0.0, 1.5], [0.5, 1.5, -2.0]])], {"op": "mul", "axes": (1,)}),
+    ],
+    "scatter": [
+        ([np.array([[2.0, 0.0], [1.0, 3.0], [0.5, 0.7]]),
+          np.array([[0.0, 1.0], [2.0, 0.0], [0.0, 1.2], [1.1, 0.6]]),
+          np.array([0, 2, 2, 0])], {"spec": (("array",),), "op": "mul"}),
+    ],
+}
+
+
+def _cases():
+    cases = []
+    for name in sorted(REGISTRY):
+        prim = REGISTRY[name]
+        if prim.sample is None:
+            continue
+        sampled = prim.sample(np.random.default_rng(_seed(name)))
+        for index, (args, params) in enumerate(sampled):
+            cases.append(pytest.param(name, [np.asarray(a) for a in args], params, id=f"{name}-{index}"))
+        for index, (args, params) in enumerate(EXTRA_CASES.get(name, [])):
+            cases.append(pytest.param(name, [np.asarray(a) for a in args], params, id=f"{name}-edge{index}"))
+    return cases
+
+
+CASES = _cases()
+
+
+def _program(name, args, params):
+    prim = REGISTRY[name]
+    avals = [Aval(np.shape(a), np.asarray(a).dtype) for a in args]
+    program, _, _ = trace_program(lambda *xs: prim.bind(*xs, **params), avals, name)
+    return program
+
+
+def _rng(name, args, params, check):
+    return np.random.default_rng(_seed(name, check, repr(params), *[np.shape(a) for a in args]))
+
+
+@pytest.mark.parametrize("name, args, params", CASES)
+def test_jvp_matches_finite_differences(name, args, params):
+    program = _program(name, args, params)
+    if name in ZERO_BY_DEFINITION:
+        _check_zero_derivative(program, args, _rng(name, args, params, "jvp"))
+    else:
+        check_jvp(program, args, _rng(name, args, params, "jvp"))
+
+
+def _check_zero_derivative(program, args, rng):
+    wrt = [is_float(a.dtype) for a in program.in_avals]
+    tangents = [rng.standard_normal(np.shape(a)) for a, w in zip(args, wrt) if w]
+    derived = simplify(jvp_program(program, wrt))
+    outputs = compile_program(derived)(*args, *tangents)
+    for tangent in outputs[len(program.outputs):]:
+        assert not np.any(tangent), f"{program.eqns[0].prim.name} must have a zero derivative\n{derived}"
+
+
+@pytest.mark.parametrize("name, args, params", CASES)
+def test_vjp_adjoint(name, args, params):
+    check_vjp(_program(name, args, params), args, _rng(name, args, params, "vjp"))
+
+
+@pytest.mark.parametrize("name, args, params", CASES)
+def test_second_order(name, args, params):
+    check_second_order(_program(name, args, params), args, _rng(name, args, params, "second"),
+                       finite_differences=name not in ZERO_BY_DEFINITION)
+
+
+@pytest.mark.parametrize("name, args, params", CASES)
+def test_ir_contracts_of_derived_programs(name, args, params):
+    program = _program(name, args, params)
+    check_passes(program, args)
+    wrt = [is_float(a.dtype) for a in program.in_avals]
+    if not any(wrt):
+        return
+    rng = _rng(name, args, params, "passes")
+    tangents = [rng.standard_normal(np.shape(a)).astype(a.dtype) for a, w in zip(args, wrt) if w]
+    cotangents = [
+        rng.standard_normal(a.shape).astype(a.dtype) if is_float(a.dtype) else np.zeros(a.shape, a.dtype)
+        for a in program.out_avals
+    ]
+    forward = jvp_program(program, wrt)
+    reverse = vjp_program(program, wrt)
+    for derived, derived_args in ((forward, args + tangents), (reverse, args + cotangents)):
+        check_passes(derived, derived_args)
+        check_passes(simplify(derived), derived_args)
+
+
+# --- coverage matrix -----------------------------------------------------------------------------
+
+
+def test_every_primitive_has_jvp_and_vjp_rules_or_markers():
+    missing = [
+        f"{name}.{rule}"
+        for name, prim in sorted(REGISTRY.items())
+        for rule in ("jvp", "vjp")
+        if not (callable(getattr(prim, rule)) or isinstance(getattr(prim, rule), Marker))
+    ]
+    assert not missing, "rules that are neither a callable nor an explicit Marker: " + ", ".join(missing)
+
+
+def test_every_primitive_has_an_impl():
+    missing = [name for name, prim in sorted(REGISTRY.items()) if prim.impl is None]
+    assert not missing, "primitives without a NumPy impl: " + ", ".join(missing)
+
+
+def test_every_primitive_has_a_sampler():
+    missing = [name for name, prim in sorted(REGISTRY.items()) if prim.sample is None]
+    assert not missing, f"{len(missing)} primitives without a test sampler: " + ", ".join(missing)
+
+
+def test_every_sampler_gives_cases_its_shape_rule_accepts():
+    for name, prim in sorted(REGISTRY.items()):
+        if prim.sample is None:
+            continue
+        cases = prim.sample(np.random.default_rng(0))
+        assert cases, f"the sampler of {name} gives no cases"
+        for args, params in cases:
+            prim.abstract_eval(*[Aval(np.shape(a), np.asarray(a).dtype) for a in args], **params)
+
+
+def test_linear_primitives_have_transpose_rules():
+    """A primitive that declares a transpose rule must have it callable."""
+    for name, prim in sorted(REGISTRY.items()):
+        if prim.transpose is not None:
+            assert callable(prim.transpose), f"{name}.transpose is not callable"
