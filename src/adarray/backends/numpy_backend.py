@@ -179,16 +179,21 @@ def compile_program(program: Program):
 
     def run(*args):
         env = list(args) + [None] * (size - len(args)) + constants
-        for fn, ins, outs, params, eqn in steps:
-            try:
-                result = fn(*[env[i] for i in ins], **params)
-            except IndexError as error:
-                raise ExecutionError(f"index out of range in `{eqn!r}`: {error}") from None
-            if len(outs) == 1:
-                env[outs[0]] = result
-            else:
-                for o, r in zip(outs, result):
-                    env[o] = r
+        with np.errstate(all="ignore"):  # NaN and inf are values, not errors
+            _execute(steps, env)
         return [env[i] for i in out_slots]
 
     return run
+
+
+def _execute(steps, env) -> None:
+    for fn, ins, outs, params, eqn in steps:
+        try:
+            result = fn(*[env[i] for i in ins], **params)
+        except IndexError as error:
+            raise ExecutionError(f"index out of range in `{eqn!r}`: {error}") from None
+        if len(outs) == 1:
+            env[outs[0]] = result
+        else:
+            for o, r in zip(outs, result):
+                env[o] = r

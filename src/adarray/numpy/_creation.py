@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._core import DEFAULT_FLOAT, asvalue, cast, dtype, shape
 from ..tracing import Tracer
+from ._core import DEFAULT_FLOAT, asvalue, cast, dtype, shape
 
 
 def array(value, dtype=None):

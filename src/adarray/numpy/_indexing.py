@@ -36,8 +36,11 @@ def _expand(x_shape, index):
     consumed = sum(1 for i in expanded if i is not None and i is not Ellipsis)
     if consumed > len(x_shape):
         raise IndexOutOfRangeError(f"too many indices ({consumed}) for an array of shape {x_shape}")
-    if Ellipsis in expanded:
-        at = expanded.index(Ellipsis)
+    ellipses = [position for position, item in enumerate(expanded) if item is Ellipsis]
+    if len(ellipses) > 1:
+        raise IndexOutOfRangeError("an index can only have a single ellipsis ('...')")
+    if ellipses:
+        at = ellipses[0]
         expanded[at: at + 1] = [slice(None)] * (len(x_shape) - consumed)
     else:
         expanded += [slice(None)] * (len(x_shape) - consumed)

@@ -11,9 +11,9 @@ import numpy as np
 
 from ..core.errors import ShapeError
 from ..core.primitive import REGISTRY, Primitive, Zero
-from ..core.types import Aval, dtype_name, is_float
+from ..core.types import is_float
 from .rules import aval_of_value, elementwise, linear, nondifferentiable, zero_derivative
-from .scalar import PARTIALS, PIECEWISE_CONSTANT
+from .scalar import PARTIALS, PIECEWISE_CONSTANT, SINGULAR
 
 # Sampling domains for the generated rule tests: name -> (low, high).
 DOMAINS = {
@@ -75,7 +75,7 @@ def _binary(name, rule_kind, *, floats_only=False, result_dtype=None):
 
 
 def _partials_rule(name):
-    return lambda prim: elementwise(prim, PARTIALS[name])
+    return lambda prim: elementwise(prim, PARTIALS[name], singular=name in SINGULAR)
 
 
 # --- linear maps --------------------------------------------------------------------------------
@@ -125,7 +125,7 @@ def _integer_pow_partials(m, x, out, *, n):
     return (m.mul(float(n), x if n == 2 else integer_pow(x, n - 1)),)
 
 
-elementwise(integer_pow_p, _integer_pow_partials)
+elementwise(integer_pow_p, _integer_pow_partials, singular=True)
 
 
 def integer_pow(x, n: int):

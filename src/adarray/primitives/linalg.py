@@ -6,8 +6,6 @@ broadcast along letters that only that operand had (summed out alone).
 """
 from __future__ import annotations
 
-
-
 from ..core.errors import ShapeError
 from ..core.primitive import Primitive, Zero, is_zero
 from .rules import add_tangents, aval_of_value

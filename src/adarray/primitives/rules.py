@@ -44,21 +44,31 @@ def add_tangents(a, b):
     return add(a, b)
 
 
-def elementwise(prim, partials) -> None:
-    """jvp: sum_i partial_i * t_i; vjp: ct * partial_i. Zeros are skipped."""
+def elementwise(prim, partials, singular: bool = False) -> None:
+    """jvp: sum_i partial_i * t_i; vjp: ct * partial_i. Zeros are skipped.
+
+    With `singular` (partials may be infinite or NaN), a product is 0 wherever
+    the tangent or cotangent is 0, so masked-out values never turn into NaN.
+    """
     from . import elementwise as m
+
+    def scale(factor, part):
+        if not singular:
+            return m.mul(factor, part)
+        zero = m.zeros_like(factor)
+        return m.select(m.eq(factor, zero), zero, m.mul(factor, part))
 
     def jvp(tangents, primals, output, **params):
         parts = partials(m, *primals, output, **params)
         total = Zero(aval_of_value(output))
         for part, tangent in zip(parts, tangents):
             if not is_zero(tangent):
-                total = add_tangents(total, m.mul(tangent, part))
+                total = add_tangents(total, scale(tangent, part))
         return total
 
     def vjp(cotangent, primals, output, needs, **params):
         parts = partials(m, *primals, output, **params)
-        return [m.mul(cotangent, part) if need else None for part, need in zip(parts, needs)]
+        return [scale(cotangent, part) if need else None for part, need in zip(parts, needs)]
 
     prim.jvp, prim.vjp = jvp, vjp
 

@@ -1,22 +1,4 @@
 """Staging: the one tracer that records Python array code into a Program."""
-from .tracer import (
-    ARRAY_METHODS,
-    Trace,
-    Tracer,
-    current_trace,
-    eval_program,
-    is_tracer,
-    trace_program,
-    user_source_line,
-)
+from .tracer import ARRAY_METHODS, Trace, Tracer, current_trace, eval_program, is_tracer, trace_program
 
-__all__ = [
-    "ARRAY_METHODS",
-    "Trace",
-    "Tracer",
-    "current_trace",
-    "eval_program",
-    "is_tracer",
-    "trace_program",
-    "user_source_line",
-]
+__all__ = ["ARRAY_METHODS", "Trace", "Tracer", "current_trace", "eval_program", "is_tracer", "trace_program"]

@@ -11,13 +11,11 @@ under a new trace, calling each primitive's rule, which binds primitives.
 """
 from __future__ import annotations
 
-import os
-import sys
-
 import numpy as np
 
+from ..core import errors as errors_module
 from ..core import primitive as primitive_module
-from ..core.errors import Error, TracingError
+from ..core.errors import TracingError
 from ..core.ir import Eqn, Literal, Program, Var
 from ..core.pytree import flatten
 from ..core.types import Aval, aval_of
@@ -25,7 +23,6 @@ from ..core.types import Aval, aval_of
 # Filled by adarray.numpy: name -> function implementing the operator/method on tracers.
 ARRAY_METHODS: dict = {}
 
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _stack: list[Trace] = []
 
 
@@ -35,17 +32,6 @@ def current_trace() -> Trace | None:
 
 def is_tracer(value) -> bool:
     return isinstance(value, Tracer)
-
-
-def user_source_line() -> str | None:
-    """'file:line' of the innermost stack frame outside the adarray package."""
-    frame = sys._getframe(1)
-    while frame is not None:
-        filename = os.path.abspath(frame.f_code.co_filename)
-        if not filename.startswith(_PACKAGE_DIR) and "importlib" not in filename:
-            return f"{frame.f_code.co_filename}:{frame.f_lineno}"
-        frame = frame.f_back
-    return None
 
 
 class Trace:
@@ -82,7 +68,7 @@ class Trace:
 
     def emit(self, prim, args, params):
         atoms = [self.atom(a) for a in args]
-        out_avals = _abstract_eval(prim, [a.aval for a in atoms], params, self.name)
+        out_avals = prim.abstract_eval(*[a.aval for a in atoms], **params)
         outs = tuple(Var(a) for a in (out_avals if prim.multiple_results else (out_avals,)))
         self.eqns.append(Eqn(prim, tuple(atoms), params, outs))
         tracers = [Tracer(v, self) for v in outs]
@@ -93,15 +79,6 @@ class Trace:
         closure = list(self.closure.values())
         inputs = tuple(self.inputs) + tuple(var for _, var in closure)
         return Program(inputs, tuple(self.eqns), out_atoms), [tracer for tracer, _ in closure]
-
-
-def _abstract_eval(prim, avals, params, where):
-    try:
-        return prim.abstract_eval(*avals, **params)
-    except Error as error:
-        line = user_source_line()
-        context = f" (in '{where}'" + (f", at {line}" if line else "") + ")"
-        raise type(error)(f"{error}{context}") from None
 
 
 def _bind(prim, args, params):
@@ -119,11 +96,12 @@ def _bind(prim, args, params):
 
 def _eager(prim, args, params):
     arrays = [a.value if isinstance(a, Literal) else np.asarray(a) for a in args]
-    _abstract_eval(prim, [aval_of(a) for a in arrays], params, "eager call")
+    prim.abstract_eval(*[aval_of(a) for a in arrays], **params)
     return prim.impl(*arrays, **params)
 
 
 primitive_module.set_binder(_bind)
+errors_module.current_function_name = lambda: _stack[-1].name if _stack else None
 
 
 def trace_program(fn, avals, name: str | None = None):
@@ -193,9 +171,8 @@ class Tracer:
 
     def _concrete(self, what: str, instead: str):
         raise TracingError(
-            f"{what} on a traced value ({self.aval}) in '{self.trace.name}'"
-            + (f" at {user_source_line()}" if user_source_line() else "")
-            + f": its value is not known while tracing. {instead}"
+            f"{what} on a traced value ({self.aval}): its value is not known "
+            f"while tracing. {instead}"
         )
 
     def __bool__(self):
