@@ -45,7 +45,8 @@ class Literal:
             value = np.broadcast_to(value, aval.shape)
         if value.size > 1 and value.strides != (0,) * value.ndim:
             first = value.reshape(-1)[0]
-            if np.all(value == first):
+            same_sign = value.dtype.kind != "f" or np.all(np.signbit(value) == np.signbit(first))
+            if np.all(value == first) and same_sign:
                 value = np.broadcast_to(first, aval.shape)
         self.value = value
         self.aval = aval

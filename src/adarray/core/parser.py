@@ -143,7 +143,12 @@ class _Parser:
         data = self.nested()
         self.take(":")
         aval = self.aval()
-        return Literal(np.asarray(data, dtype=aval.dtype), aval)
+        value = np.asarray(data, dtype=aval.dtype)
+        if value.size == 0:
+            value = value.reshape(aval.shape)
+        if value.ndim and value.shape != aval.shape:
+            raise ParseError(f"literal of shape {value.shape} does not match its type {aval}")
+        return Literal(value, aval)
 
     def nested(self):
         if self.peek()[1] == "[":
@@ -183,15 +188,23 @@ class _Parser:
 def _number(text: str):
     if text in ("True", "False"):
         return text == "True"
-    if any(c in text for c in ".en") or "inf" in text:
-        return float(text)
-    return int(text)
+    try:
+        if any(c in text for c in ".en") or "inf" in text:
+            return float(text)
+        return int(text)
+    except ValueError:
+        raise ParseError(f"expected a variable or a number, found {text!r}") from None
 
 
 def parse_program(text: str) -> Program:
     """Parse the text form of a program (primitives must be registered: import adarray first)."""
     parser = _Parser(text)
-    program = parser.program()
+    try:
+        program = parser.program()
+    except (ValueError, TypeError) as error:
+        if isinstance(error, ParseError):
+            raise
+        raise ParseError(f"malformed program text near token {parser.position}: {error}") from None
     if parser.peek()[0] != "end":
         raise ParseError(f"unexpected text after the program: {parser.peek()[1]!r}")
     return program

@@ -17,6 +17,7 @@ from .types import SHORT_NAMES
 
 _RESERVED = {"in", "inf", "nan", "lambda", "bool"}
 _ELIDE_ABOVE = 16
+_KEYWORDS = {"None", "True", "False", *SHORT_NAMES.values()}  # strings that would read back as other values
 
 
 class Namer:
@@ -87,7 +88,8 @@ def format_param(value, indent: int, full: bool) -> str:
         inner = ", ".join(format_param(v, indent, full) for v in value)
         return f"({inner},)" if len(value) == 1 else f"({inner})"
     if isinstance(value, str):
-        return value if value.isidentifier() and value not in _RESERVED else repr(value)
+        plain = value.isidentifier() and value not in _RESERVED and value not in _KEYWORDS
+        return value if plain else repr(value)
     if value is None or isinstance(value, (bool, int, float, np.integer, np.floating)):
         return format_number(value) if value is not None else "None"
     raise TypeError(f"cannot print param value {value!r}")

@@ -105,7 +105,7 @@ def _atom_key(atom):
         return ("var", id(atom))
     uniform = atom.uniform
     if uniform is not None:
-        return ("uniform", uniform, str(atom.aval))
+        return ("uniform", repr(uniform), str(atom.aval))  # repr keeps -0.0 apart from 0.0
     return ("literal", id(atom.value))
 
 

@@ -276,6 +276,12 @@ for _prim_name in ("add", "sub", "neg", "mul", "maximum", "minimum", "stop_gradi
     _unary_name = _prim_name in (*_UNARY, *PIECEWISE_CONSTANT, "neg", "stop_gradient")
     _prim.sample = _sampler(_prim, 1 if _unary_name else 2)
 integer_pow_p.sample = lambda rng: [([rng.normal(size=(3,))], {"n": n}) for n in (0, 1, 2, 3, -2)]
+for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
+    globals()[f"{_name}_p"].sample = lambda rng: [([rng.normal(size=(4,)), np.array([0.5, -1.0, 0.0, 2.0])], {})]
+for _name in ("logical_and", "logical_or", "logical_xor"):
+    globals()[f"{_name}_p"].sample = lambda rng: [([rng.normal(size=(4,)) > 0, rng.normal(size=(4,)) > 0], {})]
+logical_not_p.sample = lambda rng: [([rng.normal(size=(3,)) > 0], {})]
+isfinite_p.sample = lambda rng: [([np.array([1.0, np.inf, np.nan, -2.0])], {})]
 select_p.sample = lambda rng: [
     ([rng.normal(size=(4,)) > 0, rng.normal(size=(4,)), rng.normal(size=(4,))], {})
 ]
