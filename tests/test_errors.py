@@ -1,0 +1,123 @@
+"""Bad input gets a clear adarray error naming the function, the operation, the shapes and the line."""
+import numpy as np
+import pytest
+
+import adarray as ad
+import adarray.numpy as anp
+
+
+def add_mismatched(x, y):
+    return anp.sum(x + y)
+
+
+def test_shape_mismatch_names_op_shapes_function_and_line():
+    with pytest.raises(ad.ShapeError) as info:
+        ad.grad(add_mismatched)(np.ones(3), np.ones(4))
+    message = str(info.value)
+    assert "add" in message and "(3,)" in message and "(4,)" in message
+    assert "'add_mismatched'" in message and "test_errors.py:" in message
+
+
+def test_matmul_mismatch():
+    with pytest.raises(ad.ShapeError, match=r"matmul: shapes \(2, 3\) and \(2, 3\)"):
+        ad.jit(lambda a: a @ a)(np.ones((2, 3)))
+
+
+def test_shape_errors_are_also_raised_on_plain_arrays():
+    with pytest.raises(ad.ShapeError, match="broadcast"):
+        anp.add(np.ones(3), np.ones(4))
+    with pytest.raises(ad.ShapeError, match="reshape"):
+        anp.reshape(np.ones(6), (4, -1))
+
+
+def branchy(x):
+    if x > 0:
+        return x
+    return -x
+
+
+def test_python_if_on_traced_value_says_what_to_use_instead():
+    with pytest.raises(ad.TracingError) as info:
+        ad.grad(branchy)(1.0)
+    message = str(info.value)
+    assert "where" in message and "ad.cond" in message and "'branchy'" in message
+
+
+@pytest.mark.parametrize("convert", [float, int, bool])
+def test_concrete_conversions_of_traced_values(convert):
+    with pytest.raises(ad.TracingError, match="traced value"):
+        ad.jit(lambda x: x * convert(x))(1.0)
+
+
+def test_while_on_traced_value():
+    def loop(x):
+        while x < 10:
+            x = x * 2
+        return x
+
+    with pytest.raises(ad.TracingError, match="while_loop"):
+        ad.jit(loop)(1.0)
+
+
+def test_numpy_asarray_of_traced_value():
+    with pytest.raises(ad.TracingError, match="adarray.numpy"):
+        ad.jit(lambda x: np.asarray(x))(np.ones(2))
+
+
+def test_differentiating_an_integer_input():
+    with pytest.raises(ad.NonDifferentiableError, match="i64"):
+        ad.grad(lambda x: anp.sum(x * 1.0))(np.arange(3))
+
+
+def test_bad_argnums():
+    with pytest.raises(ad.ArgumentError, match="argnums 3 is out of range"):
+        ad.grad(lambda x: x, argnums=3)(1.0)
+
+
+def test_grad_of_non_scalar_output():
+    with pytest.raises(ad.ArgumentError, match=r"scalar.*\(3,\)"):
+        ad.grad(lambda x: x * 2)(np.ones(3))
+
+
+def test_has_aux_without_a_pair():
+    with pytest.raises(ad.ArgumentError, match="has_aux"):
+        ad.grad(lambda x: x * 2, has_aux=True)(1.0)
+
+
+def test_non_array_argument():
+    with pytest.raises(ad.ArgumentError, match="static_argnums"):
+        ad.jit(lambda x, s: x)(1.0, "text")
+
+
+def test_static_index_out_of_range():
+    with pytest.raises(ad.IndexOutOfRangeError, match="index 5 is out of range for axis 0 of size 3"):
+        ad.jit(lambda x: x[5])(np.ones(3))
+    with pytest.raises(ad.IndexOutOfRangeError):
+        ad.jit(lambda x: x[np.array([0, 3])])(np.ones(3))
+
+
+def test_traced_index_out_of_range_at_run_time_names_the_equation():
+    with pytest.raises(ad.ExecutionError, match="gather"):
+        ad.jit(lambda x, i: x[i])(np.ones(3), np.array([7]))
+
+
+def test_traced_boolean_mask_points_to_where():
+    with pytest.raises(ad.TracingError, match="where"):
+        ad.jit(lambda x: x[x > 0])(np.ones(3))
+
+
+def test_escaped_tracer():
+    leaked = []
+    ad.jit(lambda x: leaked.append(x) or x)(1.0)
+    with pytest.raises(ad.TracingError, match="escaped"):
+        ad.jit(lambda y: y + leaked[0])(1.0)
+
+
+def test_errors_share_one_root():
+    for error in (ad.ShapeError, ad.TracingError, ad.NonDifferentiableError, ad.ArgumentError,
+                  ad.UnsupportedError, ad.ParseError, ad.VerifyError, ad.ExecutionError, ad.IndexOutOfRangeError):
+        assert issubclass(error, ad.Error)
+
+
+def test_nan_and_inf_are_values_not_errors():
+    assert np.isinf(ad.grad(lambda x: anp.log(x))(0.0))
