@@ -98,10 +98,10 @@ def test_vjp_adjoint(name, args, params):
     check_vjp(_program(name, args, params), args, _rng(name, args, params, "vjp"))
 
 
-# Known gap, tracked for the parallel-primitives issue: the zero-counting product rules are exact at
-# first order, but their own derivative is wrong where an input is exactly zero. The fix is to express
-# the partials through a division-free linear-recurrence scan. Strict: these start failing once fixed.
-SECOND_ORDER_GAPS = {"scan-3", "scan-4", "reduce-edge0", "scatter-edge0"}
+# Known gap, tracked for the parallel-primitives issue: scatter-multiply's zero-counting rule is exact
+# at first order, but its own derivative is wrong where an input is exactly zero. The fix is segmented
+# exclusive products (reduce_by_index's general rule). Strict: this starts failing once fixed.
+SECOND_ORDER_GAPS = {"scatter-edge0"}
 
 
 @pytest.mark.parametrize("name, args, params", CASES)

@@ -124,6 +124,23 @@ def _scan(x, *, op, axis, reverse):
     return accumulate(x, axis=axis)
 
 
+@impl("linear_recurrence")
+def _linear_recurrence(a, b, *, axis, reverse):
+    """Hillis-Steele doubling: log2(n) vectorised passes of (a, b) o (a', b') = (a a', a' b + b')."""
+    a, b = np.moveaxis(np.asarray(a), axis, 0), np.moveaxis(np.asarray(b), axis, 0)
+    if reverse:
+        a, b = a[::-1], b[::-1]
+    coefficients, offsets = a.copy(), b.copy()
+    step = 1
+    while step < len(offsets):
+        offsets[step:] = offsets[step:] + coefficients[step:] * offsets[:-step]
+        coefficients[step:] = coefficients[step:] * coefficients[:-step]
+        step *= 2
+    if reverse:
+        offsets = offsets[::-1]
+    return np.ascontiguousarray(np.moveaxis(offsets, 0, axis))
+
+
 @impl("gather")
 def _gather(x, *indices, spec):
     return np.asarray(x)[numpy_index(spec, indices)]

@@ -3,9 +3,10 @@ and argmax/argmin.
 
 Reverse-mode rules (Futhark's specialisations, see shared/design/papers):
   * add: the cotangent is broadcast back (linear; transpose = broadcast_in_dim);
-  * mul: zero counting, exact and never NaN: with no zero the partial is
-    prod/x_i, with exactly one zero only that element gets the product of the
-    others, with two or more zeros every partial is 0;
+  * mul: the partial of x_i is the product of the others, computed as exclusive
+    prefix times exclusive suffix products (no division: exact with any number
+    of zeros, never NaN, and differentiable again at zeros, which zero counting
+    is not);
   * max/min: the whole cotangent goes to the first (lowest-index, in row-major
     order over the reduced axes) element equal to the result.
 """
@@ -18,6 +19,7 @@ from ..core.primitive import Primitive, Zero, is_zero
 from ..core.types import Aval, is_float
 from . import elementwise as ew
 from .rules import aval_of_value, instantiate, nondifferentiable
+from .scan import cumprod, shift
 from .structural import broadcast_in_dim, reshape, transpose
 
 MONOIDS = ("add", "mul", "max", "min", "and", "or")
@@ -55,34 +57,40 @@ def _expand(value, aval: Aval, axes):
     return broadcast_in_dim(value, aval.shape, kept)
 
 
-def _first_winner(x, out, axes):
-    """1.0 at the first element (row-major over `axes`) equal to the reduced result, else 0.0."""
+def _flatten_reduced(x, axes):
+    """Move the reduced axes last and merge them: (kept..., count); returns the inverse too."""
     aval = aval_of_value(x)
     kept = [i for i in range(aval.ndim) if i not in axes]
-    moved = transpose(x, kept + list(axes))
     kept_shape = tuple(aval.shape[i] for i in kept)
     count = int(np.prod([aval.shape[a] for a in axes], dtype=np.int64))
-    flat = reshape(moved, kept_shape + (count,))
-    hits = ew.eq(flat, broadcast_in_dim(out, kept_shape + (count,), tuple(range(len(kept)))))
-    first = argmax(hits, len(kept))
+    flat = reshape(transpose(x, kept + list(axes)), kept_shape + (count,))
+
+    def restore(value):
+        moved = reshape(value, tuple(aval.shape[i] for i in kept + list(axes)))
+        return transpose(moved, tuple(np.argsort(kept + list(axes))))
+
+    return flat, kept_shape, count, restore
+
+
+def _first_winner(x, out, axes):
+    """1.0 at the first element (row-major over `axes`) equal to the reduced result, else 0.0."""
+    flat, kept_shape, count, restore = _flatten_reduced(x, axes)
+    leading = tuple(range(len(kept_shape)))
+    hits = ew.eq(flat, broadcast_in_dim(out, kept_shape + (count,), leading))
+    first = argmax(hits, len(kept_shape))
     positions = np.broadcast_to(np.arange(count), kept_shape + (count,))
-    onehot = ew.eq(positions, broadcast_in_dim(first, kept_shape + (count,), tuple(range(len(kept)))))
-    onehot = reshape(ew.convert(onehot, aval.dtype), tuple(aval.shape[i] for i in kept + list(axes)))
-    return transpose(onehot, tuple(np.argsort(kept + list(axes))))
+    onehot = ew.eq(positions, broadcast_in_dim(first, kept_shape + (count,), leading))
+    return restore(ew.convert(onehot, aval_of_value(x).dtype))
 
 
 def _product_partials(x, axes):
-    """d prod(x) / d x_i by zero counting (no division by zero, no NaN)."""
-    aval = aval_of_value(x)
-    is_zero_element = ew.eq(x, 0.0)
-    safe = ew.select(is_zero_element, ew.full_like(x, 1.0), x)
-    zero_count = _expand(reduce_sum(ew.convert(is_zero_element, aval.dtype), axes), aval, axes)
-    nonzero_product = _expand(reduce(safe, "mul", axes), aval, axes)
-    none = ew.div(nonzero_product, safe)
-    only_this = ew.select(is_zero_element, nonzero_product, ew.zeros_like(x))
-    return ew.select(
-        ew.eq(zero_count, 0.0), none, ew.select(ew.eq(zero_count, 1.0), only_this, ew.zeros_like(x))
-    )
+    """d prod(x) / d x_i = (product before i) * (product after i): exclusive prefix and suffix
+    products, so exact with zeros, division-free and differentiable to any order."""
+    flat, kept_shape, count, restore = _flatten_reduced(x, axes)
+    last = len(kept_shape)
+    before = shift(cumprod(flat, last), last, fill=1.0)
+    after = shift(cumprod(flat, last, reverse=True), last, reverse=True, fill=1.0)
+    return restore(ew.mul(before, after))
 
 
 def _partials(x, out, op, axes):

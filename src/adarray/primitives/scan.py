@@ -1,11 +1,14 @@
-"""scan[op, axis, reverse]: inclusive prefix sums and products along one axis
-(cumsum, cumprod).
+"""Scans along one axis: scan[op, axis, reverse] (inclusive cumsum and cumprod) and
+linear_recurrence[axis, reverse] (s_k = a_k * s_(k-1) + b_k, s_(-1) = 0).
 
 cumsum is linear; its transpose is the cumsum running the other way.
-cumprod's rules are zero-safe (never NaN): with z_i zeros among x_0..x_i,
-P_i the prefix product and Q_i the prefix product of the nonzero elements,
-    d y_i / d x_k = [z_i = 0] P_i / x_k + [x_k = 0][z_i = 1] Q_i      (k <= i)
-so a vjp is two reverse cumsums and a jvp two forward ones.
+cumprod's rules are division-free, exact with zeros and differentiable to any
+order, because they are linear recurrences (the Futhark paper's scan rule with
+the operator's Jacobians, specialised to multiplication):
+    jvp:  dy = linrec(x, dx * y_(k-1))              with y_(-1) = 1
+    vjp:  l  = linrec(x_(k+1), g, reversed);  dx = l * y_(k-1)
+The linear recurrence's own rules use only itself, shifts and products, so
+derivatives of every order stay in this family.
 """
 from __future__ import annotations
 
@@ -15,7 +18,8 @@ from ..core.errors import ShapeError
 from ..core.primitive import Primitive, Zero, is_zero
 from ..core.types import is_float
 from . import elementwise as ew
-from .rules import aval_of_value, instantiate
+from .rules import add_tangents, aval_of_value, instantiate
+from .structural import slice_array, unslice
 
 
 def _scan_abstract_eval(x, *, op, axis, reverse):
@@ -23,8 +27,6 @@ def _scan_abstract_eval(x, *, op, axis, reverse):
         raise ShapeError(f"scan: unknown operator {op!r}")
     if not 0 <= axis < x.ndim:
         raise ShapeError(f"scan: axis {axis} out of range for {x}")
-    if op == "mul" and reverse:
-        raise ShapeError("scan: a reversed product scan is not supported; flip the input instead")
     return x
 
 
@@ -35,19 +37,43 @@ def cumsum(x, axis: int, reverse: bool = False):
     return scan_p.bind(x, op="add", axis=int(axis), reverse=bool(reverse))
 
 
-def cumprod(x, axis: int):
-    return scan_p.bind(x, op="mul", axis=int(axis), reverse=False)
+def cumprod(x, axis: int, reverse: bool = False):
+    return scan_p.bind(x, op="mul", axis=int(axis), reverse=bool(reverse))
 
 
-def _product_terms(x, axis):
-    """(z == 0 mask, z == 1 mask, P, Q, safe x, x == 0) for the zero-safe cumprod rules."""
-    dtype = aval_of_value(x).dtype
-    is_zero_element = ew.eq(x, 0.0)
-    safe = ew.select(is_zero_element, ew.full_like(x, 1.0), x)
-    zeros_so_far = cumsum(ew.convert(is_zero_element, dtype), axis)
-    nonzero_product = cumprod(safe, axis)
-    product = ew.select(ew.eq(zeros_so_far, 0.0), nonzero_product, ew.zeros_like(x))
-    return ew.eq(zeros_so_far, 0.0), ew.eq(zeros_so_far, 1.0), product, nonzero_product, safe, is_zero_element
+def shift(x, axis: int, reverse: bool = False, fill: float = 0.0):
+    """x moved one step along `axis` (toward higher indices, or lower if reverse), `fill` entering."""
+    shape = aval_of_value(x).shape
+    n, ndim = shape[axis], len(shape)
+    if n == 0:
+        return x
+    starts, stops = [0] * ndim, list(shape)
+    if reverse:
+        starts[axis] = 1
+    else:
+        stops[axis] = n - 1
+    kept = slice_array(x, starts, stops, [1] * ndim)
+    target = [0] * ndim
+    target[axis] = 0 if reverse else 1
+    window = dict(starts=tuple(target), stops=tuple(t + s for t, s in zip(target, aval_of_value(kept).shape)),
+                  steps=(1,) * ndim)
+    moved = unslice(kept, shape, **window)
+    if fill == 0.0:
+        return moved
+    edge = np.zeros(shape, aval_of_value(x).dtype)
+    edge_index = [slice(None)] * ndim
+    edge_index[axis] = n - 1 if reverse else 0
+    edge[tuple(edge_index)] = fill
+    return ew.add(moved, edge)
+
+
+def _cumprod_jvp(tangent, x, y, axis, reverse):
+    return linear_recurrence(x, ew.mul(tangent, shift(y, axis, reverse, fill=1.0)), axis, reverse)
+
+
+def _cumprod_vjp(cotangent, x, y, axis, reverse):
+    adjoint = linear_recurrence(shift(x, axis, not reverse), cotangent, axis, not reverse)
+    return ew.mul(adjoint, shift(y, axis, reverse, fill=1.0))
 
 
 def _scan_jvp(tangents, primals, output, *, op, axis, reverse):
@@ -56,11 +82,7 @@ def _scan_jvp(tangents, primals, output, *, op, axis, reverse):
         return Zero(aval_of_value(output))
     if op == "add":
         return cumsum(tangent, axis, reverse)
-    no_zero, one_zero, product, nonzero_product, safe, is_zero_element = _product_terms(x, axis)
-    zero = ew.zeros_like(x)
-    from_nonzero = ew.mul(product, cumsum(ew.select(is_zero_element, zero, ew.div(tangent, safe)), axis))
-    from_zero = ew.mul(nonzero_product, cumsum(ew.select(is_zero_element, tangent, zero), axis))
-    return ew.add(ew.select(no_zero, from_nonzero, zero), ew.select(one_zero, from_zero, zero))
+    return _cumprod_jvp(tangent, x, output, axis, reverse)
 
 
 def _scan_vjp(cotangent, primals, output, needs, *, op, axis, reverse):
@@ -69,11 +91,7 @@ def _scan_vjp(cotangent, primals, output, needs, *, op, axis, reverse):
         return [None]
     if op == "add":
         return [cumsum(cotangent, axis, not reverse)]
-    no_zero, one_zero, product, nonzero_product, safe, is_zero_element = _product_terms(x, axis)
-    zero = ew.zeros_like(x)
-    to_nonzero = cumsum(ew.select(no_zero, ew.mul(cotangent, product), zero), axis, reverse=True)
-    to_zero = cumsum(ew.select(one_zero, ew.mul(cotangent, nonzero_product), zero), axis, reverse=True)
-    return [ew.select(is_zero_element, to_zero, ew.div(to_nonzero, safe))]
+    return [_cumprod_vjp(cotangent, x, output, axis, reverse)]
 
 
 def _scan_transpose(cotangent, avals, *, op, axis, reverse):
@@ -82,10 +100,56 @@ def _scan_transpose(cotangent, avals, *, op, axis, reverse):
 
 
 scan_p.jvp, scan_p.vjp, scan_p.transpose = _scan_jvp, _scan_vjp, _scan_transpose
+
+
+# --- linear_recurrence ---------------------------------------------------------------------------
+
+def _recurrence_abstract_eval(a, b, *, axis, reverse):
+    if a.shape != b.shape or a.dtype != b.dtype:
+        raise ShapeError(f"linear_recurrence: coefficients {a} and offsets {b} differ")
+    if not 0 <= axis < a.ndim:
+        raise ShapeError(f"linear_recurrence: axis {axis} out of range for {a}")
+    return b
+
+
+linear_recurrence_p = Primitive("linear_recurrence", _recurrence_abstract_eval)
+
+
+def linear_recurrence(a, b, axis: int, reverse: bool = False):
+    """s_k = a_k * s_(k-1) + b_k along `axis` (s_(k+1) if reverse), starting from 0."""
+    return linear_recurrence_p.bind(a, b, axis=int(axis), reverse=bool(reverse))
+
+
+def _recurrence_jvp(tangents, primals, output, *, axis, reverse):
+    (ta, tb), (a, b) = tangents, primals
+    if is_zero(ta) and is_zero(tb):
+        return Zero(aval_of_value(output))
+    offsets = Zero(aval_of_value(b)) if is_zero(ta) else ew.mul(ta, shift(output, axis, reverse))
+    offsets = add_tangents(offsets, tb)
+    return linear_recurrence(a, offsets, axis, reverse)
+
+
+def _recurrence_vjp(cotangent, primals, output, needs, *, axis, reverse):
+    a, _ = primals
+    if is_zero(cotangent):
+        return [None, None]
+    adjoint = linear_recurrence(shift(a, axis, not reverse), cotangent, axis, not reverse)
+    return [ew.mul(adjoint, shift(output, axis, reverse)) if needs[0] else None, adjoint]
+
+
+linear_recurrence_p.jvp, linear_recurrence_p.vjp = _recurrence_jvp, _recurrence_vjp
+
 scan_p.sample = lambda rng: [
     ([rng.normal(size=(5,))], {"op": "add", "axis": 0, "reverse": False}),
     ([rng.normal(size=(2, 4))], {"op": "add", "axis": 1, "reverse": True}),
     ([rng.normal(size=(2, 4))], {"op": "mul", "axis": 1, "reverse": False}),
     ([np.array([2.0, 0.0, 0.0, 3.0])], {"op": "mul", "axis": 0, "reverse": False}),
     ([np.array([2.0, 0.5, 0.0, 3.0])], {"op": "mul", "axis": 0, "reverse": False}),
+    ([np.array([[2.0, 0.5, 0.0, 3.0]])], {"op": "mul", "axis": 1, "reverse": True}),
+    ([np.zeros((0, 3))], {"op": "mul", "axis": 0, "reverse": False}),
+]
+linear_recurrence_p.sample = lambda rng: [
+    ([rng.normal(size=(6,)), rng.normal(size=(6,))], {"axis": 0, "reverse": False}),
+    ([rng.normal(size=(2, 5)), rng.normal(size=(2, 5))], {"axis": 1, "reverse": True}),
+    ([np.array([1.0, 0.0, 2.0, 0.0]), np.array([0.5, 1.0, 0.0, 2.0])], {"axis": 0, "reverse": False}),
 ]
