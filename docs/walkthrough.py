@@ -105,11 +105,13 @@ def test_jvp_program():
 
 
 # --- 4. Reverse mode: vjp_program --------------------------------------------------------------
-# vjp_program(program, wrt) is (x, output cotangent) -> (f(x), input cotangent). It has a forward
-# sweep (c = sin a, d = c * a: the values the backward sweep needs) and a backward sweep that
-# visits the equations in reverse, calling each primitive's vjp rule and accumulating cotangents:
-#     from d = c * a:   a_bar += b * c   and   c_bar = b * a
-#     from c = sin a:   a_bar += c_bar * cos a
+# vjp_program(program, wrt) is (x, output cotangent) -> (f(x), input cotangent). In the program
+# below, a is x and b is the output cotangent. The forward sweep recomputes c = sin a and
+# d = c * a; the backward sweep visits the equations in reverse, calling each primitive's vjp
+# rule and accumulating cotangents:
+#     from d = c * a:   e = b * a   (the cotangent of c)   and   f = b * c   (a's first share)
+#     from c = sin a:   h = e * cos a                                          (a's second share)
+#     i = f + h is the cotangent of a: b * (sin(a) + a cos(a)).
 
 VJP_TEXT = """\
 { lambda a:f64[5] b:f64[5] .
