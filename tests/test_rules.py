@@ -18,7 +18,7 @@ from adarray.backends.numpy_backend import compile_program
 from adarray.core.primitive import REGISTRY, Marker
 from adarray.core.types import Aval, is_float
 from adarray.passes import simplify
-from adarray.testing import check_jvp, check_passes, check_second_order, check_vjp
+from adarray.testing import check_jvp, check_passes, check_second_order, check_vjp, check_vmap
 from adarray.tracing import trace_program
 from adarray.transforms.jvp import jvp_program
 from adarray.transforms.vjp import vjp_program
@@ -113,6 +113,11 @@ def test_second_order(name, args, params, request):
 
 
 @pytest.mark.parametrize("name, args, params", CASES)
+def test_vmap_matches_a_loop_over_slices(name, args, params):
+    check_vmap(_program(name, args, params), args, _rng(name, args, params, "vmap"))
+
+
+@pytest.mark.parametrize("name, args, params", CASES)
 def test_ir_contracts_of_derived_programs(name, args, params):
     program = _program(name, args, params)
     check_passes(program, args)
@@ -133,6 +138,11 @@ def test_ir_contracts_of_derived_programs(name, args, params):
 
 
 # --- coverage matrix -----------------------------------------------------------------------------
+
+
+def test_every_primitive_has_a_batching_rule():
+    missing = sorted(name for name, prim in REGISTRY.items() if prim.batch is None)
+    assert not missing, f"no batching rule: {missing}"
 
 
 def test_every_primitive_has_jvp_and_vjp_rules_or_markers():

@@ -12,6 +12,8 @@ transformation; programs are simplified and run by the NumPy backend.
 from . import numpy  # noqa: F401  (registers the array methods of tracers)
 from . import primitives as _primitives  # noqa: F401  (registers every primitive)
 from .api import grad, jit, jvp, make_ir, value_and_grad, vjp
+from .batching import vmap
+from .jacobians import hessian, hvp, jacfwd, jacrev, linearize
 from .backends import numpy_backend as _numpy_backend  # noqa: F401  (attaches the NumPy impls)
 from .core.errors import (
     ArgumentError,
@@ -34,5 +36,6 @@ __version__ = "0.1.0"
 __all__ = [
     "ArgumentError", "Error", "ExecutionError", "IndexOutOfRangeError", "NonDifferentiableError",
     "ParseError", "Program", "ShapeError", "TracingError", "UnsupportedError", "VerifyError",
-    "grad", "jit", "jvp", "make_ir", "parse_program", "stop_gradient", "value_and_grad", "vjp",
+    "grad", "hessian", "hvp", "jacfwd", "jacrev", "jit", "jvp", "linearize", "make_ir", "parse_program",
+    "stop_gradient", "value_and_grad", "vjp", "vmap",
 ]

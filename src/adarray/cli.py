@@ -135,7 +135,11 @@ def cmd_demo(args) -> int:
             params = {k: params[k] - args.lr * grads[k] for k in params}
 
     print("\nThe gradient program, ad.make_ir(ad.grad(loss))(params, x, y):")
-    print(ad.make_ir(ad.grad(_mlp_loss))(params, x, y))
+    program = ad.make_ir(ad.grad(_mlp_loss))(params, x, y)
+    print(program)
+    names = [f"params[{k!r}]" for k in sorted(params)] + ["x", "y"]  # dicts flatten in key order
+    print("inputs: " + ", ".join(f"{n}: {a}" for n, a in zip(names, program.in_avals)))
+    print("outputs: the gradients of " + ", ".join(names[:len(params)]))
 
     loss, theta = _flat_loss(params)
     rng = np.random.default_rng(args.seed + 1)
@@ -227,7 +231,8 @@ def cmd_ir(args) -> int:
     try:
         inspect.signature(fn).bind(*avals)
     except TypeError as error:
-        raise UsageError(f"{args.target} cannot take {len(avals)} arguments ({error}); "
+        count = f"{len(avals)} argument" + ("" if len(avals) == 1 else "s")
+        raise UsageError(f"{args.target} cannot be called with {count} ({error}); "
                          "give one type per argument in --shapes") from None
     except ValueError:  # no signature available (builtins): let tracing report problems
         pass

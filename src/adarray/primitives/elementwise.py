@@ -12,7 +12,7 @@ import numpy as np
 from ..core.errors import ShapeError
 from ..core.primitive import REGISTRY, Primitive, Zero
 from ..core.types import is_float
-from .rules import aval_of_value, elementwise, linear, nondifferentiable, zero_derivative
+from .rules import aval_of_value, batch_elementwise, elementwise, linear, nondifferentiable, zero_derivative
 from .scalar import PARTIALS, PIECEWISE_CONSTANT, SINGULAR
 
 # Sampling domains for the generated rule tests: name -> (low, high).
@@ -291,5 +291,8 @@ for _prim in list(REGISTRY.values()):
     if _prim.name not in ("convert",) and _prim.abstract_eval.__qualname__.startswith("_same_shape_rule"):
         _prim.elementwise = True
 select_p.elementwise = convert_p.elementwise = integer_pow_p.elementwise = True
+for _prim in list(REGISTRY.values()):
+    if _prim.elementwise:
+        batch_elementwise(_prim)
 
 __all__ = [name for name in dir() if not name.startswith("_")]

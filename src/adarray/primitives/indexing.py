@@ -20,7 +20,7 @@ from ..core.errors import ShapeError
 from ..core.primitive import Primitive, Zero, is_zero
 from ..core.types import Aval, is_float
 from . import elementwise as ew
-from .rules import aval_of_value, instantiate
+from .rules import aval_of_value, broadcast_batch, instantiate
 
 SCATTER_OPS = ("set", "add", "mul", "min", "max")
 
@@ -199,3 +199,53 @@ def _scatter_sampler(rng):
 
 gather_p.sample = _index_sampler
 scatter_p.sample = _scatter_sampler
+
+
+# --- batching ------------------------------------------------------------------------------------
+# The batch axis becomes one more advanced index (an arange) in front of the others. NumPy then puts
+# the broadcast index block first: (batch, index block, other axes). Where the unbatched gather kept
+# its index block in place after `before` other axes, a transpose restores that layout.
+
+def _batched_indexing(args, batched, size, spec, first_index):
+    """(operand, batched spec, batched index arrays, permutation from NumPy's layout to ours)."""
+    from .structural import reshape
+
+    def unbatched(value, is_batched):
+        aval = aval_of_value(value)
+        return aval.update(shape=aval.shape[1:]) if is_batched else aval
+
+    indices = args[first_index:]
+    index_avals = [unbatched(i, b) for i, b in zip(indices, batched[first_index:])]
+    block = np.broadcast_shapes(*[a.shape for a in index_avals])
+    rank = len(block)
+    arrays = [np.arange(size, dtype=np.int64).reshape((size,) + (1,) * rank)]
+    for index, aval, is_batched in zip(indices, index_avals, batched[first_index:]):
+        arrays.append(reshape(index, (size,) + (1,) * (rank - aval.ndim) + aval.shape) if is_batched else index)
+    positions = [i for i, entry in enumerate(spec) if entry[0] == "array"]
+    in_place = not positions or positions == list(range(positions[0], positions[-1] + 1))
+    before = positions[0] if positions and in_place else 0
+    x = args[0] if batched[0] else broadcast_batch(args[0], size)
+    out_ndim = len(gather_shape(unbatched(args[0], batched[0]), spec, index_avals)) + 1
+    perm = [0] + list(range(rank + 1, rank + 1 + before)) + list(range(1, rank + 1))
+    perm += list(range(rank + 1 + before, out_ndim))
+    return x, (("array",),) + tuple(spec), arrays, tuple(perm)
+
+
+def _gather_batch(args, batched, size, *, spec):
+    from .structural import transpose
+
+    x, batched_spec, arrays, perm = _batched_indexing(args, batched, size, spec, 1)
+    return transpose(gather(x, batched_spec, arrays), perm), True
+
+
+def _scatter_batch(args, batched, size, *, spec, op):
+    from .structural import transpose
+
+    x, batched_spec, arrays, perm = _batched_indexing(
+        [args[0]] + list(args[2:]), [batched[0]] + list(batched[2:]), size, spec, 1)
+    updates = args[1] if batched[1] else broadcast_batch(args[1], size)
+    updates = transpose(updates, tuple(np.argsort(perm)))
+    return scatter(x, batched_spec, arrays, updates, op), True
+
+
+gather_p.batch, scatter_p.batch = _gather_batch, _scatter_batch

@@ -82,3 +82,14 @@ einsum_p.sample = lambda rng: [
     ([rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 4, 5))], {"spec": "bij,bjk->bik"}),
     ([rng.normal(size=(2, 3)), rng.normal(size=(0, 3))], {"spec": "ij,kj->ik"}),
 ]
+
+
+def _einsum_batch(args, batched, size, *, spec):
+    """A fresh letter for the batch axis, on the batched operands and the output."""
+    (sa, sb), so = parse_spec(spec)
+    letter = next(c for c in "zyxwvutsrqponmlkjihgfedcbaZYXWVUTSRQPONMLKJIHGFEDCBA" if c not in spec)
+    sa, sb = (letter + sa if batched[0] else sa), (letter + sb if batched[1] else sb)
+    return einsum(f"{sa},{sb}->{letter}{so}", *args), True
+
+
+einsum_p.batch = _einsum_batch

@@ -167,3 +167,8 @@ argmax_p.sample = argmin_p.sample = lambda rng: [
     ([rng.normal(size=(3, 4))], {"axis": 1}),
     ([np.array([1.0, 3.0, 3.0])], {"axis": 0}),
 ]
+
+
+reduce_p.batch = lambda args, batched, size, *, op, axes: (reduce(args[0], op, tuple(a + 1 for a in axes)), True)
+argmax_p.batch = lambda args, batched, size, *, axis: (argmax(args[0], axis + 1), True)
+argmin_p.batch = lambda args, batched, size, *, axis: (argmin(args[0], axis + 1), True)

@@ -96,3 +96,25 @@ def zero_derivative(prim) -> None:
     """Derivative zero wherever it exists (floor, sign, ...)."""
     prim.jvp = lambda tangents, primals, output, **params: Zero(aval_of_value(output))
     prim.vjp = lambda cotangent, primals, output, needs, **params: [None] * len(primals)
+
+
+def broadcast_batch(x, size: int):
+    """An unbatched value given a leading batch axis of `size` (zero-copy)."""
+    from .structural import broadcast_in_dim
+
+    shape = aval_of_value(x).shape
+    return broadcast_in_dim(x, (size,) + shape, tuple(range(1, len(shape) + 1)))
+
+
+def batch_all(args, batched, size: int):
+    """Every argument with a leading batch axis."""
+    return [a if b else broadcast_batch(a, size) for a, b in zip(args, batched)]
+
+
+def batch_elementwise(prim) -> None:
+    """Batching of a map: give every operand the batch axis, then apply the map."""
+
+    def batch(args, batched, size, **params):
+        return prim.bind(*batch_all(args, batched, size), **params), True
+
+    prim.batch = batch

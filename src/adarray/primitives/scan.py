@@ -18,7 +18,7 @@ from ..core.errors import ShapeError
 from ..core.primitive import Primitive, Zero, is_zero
 from ..core.types import is_float
 from . import elementwise as ew
-from .rules import add_tangents, aval_of_value, instantiate
+from .rules import add_tangents, aval_of_value, batch_all, instantiate
 from .structural import slice_array, unslice
 
 
@@ -153,3 +153,9 @@ linear_recurrence_p.sample = lambda rng: [
     ([rng.normal(size=(2, 5)), rng.normal(size=(2, 5))], {"axis": 1, "reverse": True}),
     ([np.array([1.0, 0.0, 2.0, 0.0]), np.array([0.5, 1.0, 0.0, 2.0])], {"axis": 0, "reverse": False}),
 ]
+
+
+scan_p.batch = lambda args, batched, size, *, op, axis, reverse: (
+    scan_p.bind(args[0], op=op, axis=axis + 1, reverse=reverse), True)
+linear_recurrence_p.batch = lambda args, batched, size, *, axis, reverse: (
+    linear_recurrence(*batch_all(args, batched, size), axis + 1, reverse), True)

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..core.errors import ShapeError
 from ..core.primitive import Primitive, Zero
-from .rules import linear
+from .rules import batch_all, linear
 
 # --- broadcast_in_dim: operand axis i becomes output axis dims[i] --------------------------------
 
@@ -195,3 +195,23 @@ unslice_p.sample = lambda rng: [
 concatenate_p.sample = lambda rng: [
     ([rng.normal(size=(2, 3)), rng.normal(size=(1, 3))], {"axis": 0}),
 ]
+
+
+# --- batching: the batch axis is axis 0 of every batched operand and result ----------------------
+
+def _shifted(axes):
+    return tuple(a + 1 for a in axes)
+
+
+broadcast_in_dim_p.batch = lambda args, batched, size, *, shape, dims: (
+    broadcast_in_dim(args[0], (size,) + tuple(shape), (0,) + _shifted(dims)), True)
+reshape_p.batch = lambda args, batched, size, *, shape: (reshape(args[0], (size,) + tuple(shape)), True)
+transpose_p.batch = lambda args, batched, size, *, perm: (transpose(args[0], (0,) + _shifted(perm)), True)
+slice_p.batch = lambda args, batched, size, *, starts, stops, steps: (
+    slice_p.bind(args[0], starts=(0,) + tuple(starts), stops=(size,) + tuple(stops), steps=(1,) + tuple(steps)),
+    True)
+unslice_p.batch = lambda args, batched, size, *, shape, starts, stops, steps: (
+    unslice(args[0], (size,) + tuple(shape), starts=(0,) + tuple(starts), stops=(size,) + tuple(stops),
+            steps=(1,) + tuple(steps)), True)
+concatenate_p.batch = lambda args, batched, size, *, axis: (
+    concatenate(batch_all(args, batched, size), axis + 1), True)

@@ -8,6 +8,7 @@ AssertionError whose message holds the text of the programs involved.
     check_vjp           <u, J v> (jvp program)     ==  <J^T u, v> (vjp program)
     check_second_order  both checks again on the jvp and the vjp programs
     check_passes        verify, print/parse round trip, simplify keeps the values
+    check_vmap          the batched program == a Python loop over slices, then stack
 """
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ __all__ = [
     "check_passes",
     "check_second_order",
     "check_vjp",
+    "check_vmap",
     "numerical_jvp",
     "program_tolerance",
     "tolerances",
@@ -294,3 +296,35 @@ def check_passes(program: Program, args=None) -> None:
                 _fail(f"{label}: output {i} has dtype {np.asarray(got).dtype}, expected "
                       f"{np.asarray(want).dtype}", program, other)
             _check_close(got, want, tol.exact, tol.exact, f"{label}: output {i}", program, other)
+
+
+def check_vmap(program: Program, args, rng, size: int = 3) -> None:
+    """vmap_program == a Python loop over slices, then stack.
+
+    Tried with every input batched and with each input batched alone. Float inputs
+    get a different random perturbation per slice; integer and boolean inputs are
+    repeated (their values, e.g. indices, stay valid).
+    """
+    from adarray.transforms.vmap import vmap_program
+
+    n = len(program.inputs)
+    patterns = [[True] * n] + ([[i == j for j in range(n)] for i in range(n)] if n > 1 else [])
+    for batched in patterns:
+        stacked = []
+        for arg, flag in zip(args, batched):
+            arg = np.asarray(arg)
+            if not flag:
+                stacked.append(arg)
+            elif is_float(arg.dtype):
+                stacked.append(np.stack([arg + 0.1 * k * rng.standard_normal(arg.shape) for k in range(size)]))
+            else:
+                stacked.append(np.stack([arg] * size))
+        batched_program, out_batched = vmap_program(program, batched, size)
+        verify(batched_program)
+        actual = _run(batched_program, stacked)
+        slices = [_run(program, [a[k] if f else a for a, f in zip(stacked, batched)]) for k in range(size)]
+        tolerance = program_tolerance(program)
+        for index, (value, flag) in enumerate(zip(actual, out_batched)):
+            expected = np.stack([s[index] for s in slices]) if flag else slices[0][index]
+            _check_close(value, expected, tolerance.exact, tolerance.exact,
+                         f"vmap output {index} (batched inputs {batched})", program, batched_program)

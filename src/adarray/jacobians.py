@@ -1,0 +1,165 @@
+"""Jacobians and curvature: jacfwd, jacrev, hessian, hvp, linearize.
+
+jacfwd batches the jvp program over the basis of the input space and jacrev
+batches the vjp program over the basis of the output space (one batched
+program each, not a Python loop); the primal part is computed once. Pytrees in
+and out give pytree Jacobians as in JAX: for every output leaf, the structure
+of the differentiated arguments, each block of shape out.shape + in.shape.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from .api import _name, _normalize_argnums, _stage, _Staged, _wrt, grad, jvp
+from .core.errors import NonDifferentiableError
+from .core.ir import Program
+from .core.pytree import flatten, unflatten
+from .core.types import is_float
+from .numpy import moveaxis, reshape
+from .tracing import eval_program, trace_program
+from .transforms.jvp import jvp_program
+from .transforms.partial_eval import split_program
+from .transforms.vjp import vjp_program
+from .transforms.vmap import vmap_program
+
+
+def _basis(avals, dtype):
+    """Identity rows split per leaf: one array (n, *leaf.shape) per aval, n = total size."""
+    total = sum(a.size for a in avals)
+    identity = np.eye(total, dtype=dtype)
+    pieces, start = [], 0
+    for aval in avals:
+        pieces.append(identity[:, start:start + aval.size].reshape((total,) + aval.shape))
+        start += aval.size
+    return pieces
+
+
+def _jacobian_program(program: Program, wrt, mode: str) -> Program:
+    """A program of the primals whose outputs are the batched derivative rows/columns."""
+    n = len(program.inputs)
+    wrt_avals = [v.aval for v, w in zip(program.inputs, wrt) if w]
+    if mode == "fwd":
+        derivative = jvp_program(program, wrt)
+        seed_avals, n_out = wrt_avals, len(program.outputs)
+    else:
+        derivative = vjp_program(program, wrt)
+        seed_avals, n_out = list(program.out_avals), len(program.outputs)
+    dtype = np.result_type(*[a.dtype for a in wrt_avals + list(program.out_avals)])
+    seeds = _basis(seed_avals, dtype)
+    size = seeds[0].shape[0] if seeds else 0
+    batched, _ = vmap_program(derivative, [False] * n + [True] * len(seeds), size)
+
+    def rows(*primals):
+        return eval_program(batched, list(primals) + seeds)[n_out:]
+
+    result, _, _ = trace_program(rows, list(program.in_avals), f"jac{mode}")
+    return result
+
+
+def _jacobian(fn, argnums, mode: str):
+    @functools.wraps(fn)
+    def jacobian(*args):
+        nums = _normalize_argnums(argnums, len(args), fn)
+
+        def build(program, out_tree, closure, in_tree, num_leaves):
+            wrt = _wrt(nums, in_tree, num_leaves)
+            for var, flag in zip(program.inputs, wrt):
+                if flag and not is_float(var.aval.dtype):
+                    raise NonDifferentiableError(f"{mode}: '{_name(fn)}' has a {var.aval} input in argnums {nums}")
+            staged = _Staged(_jacobian_program(program, wrt + [False] * len(closure), mode), out_tree, closure)
+            staged.wrt_avals = [v.aval for v, w in zip(program.inputs, wrt) if w]
+            staged.out_avals = program.out_avals
+            return staged
+
+        staged, leaves = _stage(fn, ("jac" + mode, nums), args, (), build)
+        flat = staged(leaves)
+        blocks = _arrange(flat, staged.wrt_avals, staged.out_avals, mode)
+        per_output = [_group(row, args, nums, argnums) for row in blocks]
+        return unflatten(staged.out_tree, per_output)
+
+    return jacobian
+
+
+def _arrange(flat, in_avals, out_avals, mode):
+    """blocks[i][j]: d out_i / d in_j with shape out_i.shape + in_j.shape."""
+    blocks = [[None] * len(in_avals) for _ in out_avals]
+    if mode == "fwd":  # flat[i]: (n_in_total, *out_i.shape), rows over the inputs
+        for i, (value, out_aval) in enumerate(zip(flat, out_avals)):
+            start = 0
+            for j, in_aval in enumerate(in_avals):
+                part = value[start:start + in_aval.size]
+                part = moveaxis(reshape(part, in_aval.shape + out_aval.shape), tuple(range(in_aval.ndim)),
+                                tuple(range(out_aval.ndim, out_aval.ndim + in_aval.ndim)))
+                blocks[i][j] = part
+                start += in_aval.size
+    else:  # flat[j]: (n_out_total, *in_j.shape), rows over the outputs
+        for j, (value, in_aval) in enumerate(zip(flat, in_avals)):
+            start = 0
+            for i, out_aval in enumerate(out_avals):
+                blocks[i][j] = reshape(value[start:start + out_aval.size], out_aval.shape + in_aval.shape)
+                start += out_aval.size
+    return blocks
+
+
+def _group(row, args, nums, argnums):
+    """Arrange one output's blocks in the structure of the differentiated arguments."""
+    row = iter(row)
+    grouped = []
+    for n in nums:
+        leaves, tree = flatten(args[n])
+        grouped.append(unflatten(tree, [next(row) for _ in leaves]))
+    return grouped[0] if isinstance(argnums, int) else tuple(grouped)
+
+
+def jacfwd(fn, argnums=0):
+    """Jacobian by forward mode (efficient for few inputs).
+
+    >>> jacfwd(lambda x: anp.sin(x))(np.zeros(3))  # doctest: +SKIP   (the 3x3 identity)
+    """
+    return _jacobian(fn, argnums, "fwd")
+
+
+def jacrev(fn, argnums=0):
+    """Jacobian by reverse mode (efficient for few outputs)."""
+    return _jacobian(fn, argnums, "rev")
+
+
+def hessian(fn, argnums=0):
+    """Matrix of second derivatives: forward over reverse, jacfwd(jacrev(fn))."""
+    return jacfwd(jacrev(fn, argnums), argnums)
+
+
+def hvp(fn, primals, tangents):
+    """Hessian-vector product H(primals) @ tangents of a scalar function (forward over reverse)."""
+    return jvp(grad(fn, argnums=tuple(range(len(primals)))), tuple(primals), tuple(tangents))[1]
+
+
+def linearize(fn, *primals):
+    """(fn(*primals), f_jvp) where f_jvp(*tangents) reuses the primal computation.
+
+    >>> out, f_jvp = linearize(anp.sin, np.zeros(2)); f_jvp(np.ones(2))  # doctest: +SKIP
+    """
+    def build(program, out_tree, closure, in_tree, num_leaves):
+        wrt = [is_float(v.aval.dtype) for v in program.inputs[:num_leaves]]
+        joint = jvp_program(program, wrt + [False] * len(closure))
+        from .passes import simplify
+
+        known, unknown, _ = split_program(simplify(joint), len(program.inputs))
+        staged = _Staged(known, out_tree, closure)
+        staged.tangent_program = _Staged(unknown, out_tree, [])
+        staged.num_outputs = len(program.outputs)
+        staged.wrt = wrt
+        return staged
+
+    staged, leaves = _stage(fn, ("linearize",), primals, (), build)
+    forward = staged(leaves)
+    outputs, residuals = forward[: staged.num_outputs], forward[staged.num_outputs:]
+
+    def f_jvp(*tangents):
+        tangent_leaves = flatten(tuple(tangents))[0]
+        used = [t for t, w in zip(tangent_leaves, staged.wrt) if w]
+        return unflatten(staged.out_tree, staged.tangent_program.run(list(residuals) + used))
+
+    return unflatten(staged.out_tree, outputs), f_jvp

@@ -1,0 +1,37 @@
+"""The README's examples run as written: every ```python block, in order, in one namespace.
+
+Every plain ``` block that shows a program (it starts with "{ lambda") must also appear verbatim
+in what the Python blocks print, so the IR shown in the README is the IR adarray prints.
+"""
+import contextlib
+import io
+import pathlib
+import re
+
+README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
+FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
+
+
+def _blocks(language):
+    return [body for lang, body in FENCE.findall(README.read_text()) if lang == language]
+
+
+def _run_python_blocks():
+    namespace = {"__name__": "readme"}
+    output = io.StringIO()
+    with contextlib.redirect_stdout(output):
+        for index, block in enumerate(_blocks("python")):
+            exec(compile(block, f"README.md python block {index + 1}", "exec"), namespace)
+    return output.getvalue()
+
+
+def test_readme_has_python_examples():
+    assert len(_blocks("python")) >= 3
+
+
+def test_readme_python_blocks_run_and_printed_programs_match():
+    printed = _run_python_blocks()
+    programs = [block for block in _blocks("") if block.startswith("{ lambda")]
+    assert programs, "the README shows no program"
+    for program in programs:
+        assert program in printed, f"README shows a program that the examples do not print:\n{program}"
