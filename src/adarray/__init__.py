@@ -12,9 +12,8 @@ transformation; programs are simplified and run by the NumPy backend.
 from . import numpy  # noqa: F401  (registers the array methods of tracers)
 from . import primitives as _primitives  # noqa: F401  (registers every primitive)
 from .api import grad, jit, jvp, make_ir, value_and_grad, vjp
-from .batching import vmap
-from .jacobians import hessian, hvp, jacfwd, jacrev, linearize
 from .backends import numpy_backend as _numpy_backend  # noqa: F401  (attaches the NumPy impls)
+from .batching import vmap
 from .core.errors import (
     ArgumentError,
     Error,
@@ -29,6 +28,7 @@ from .core.errors import (
 )
 from .core.ir import Program
 from .core.parser import parse_program
+from .jacobians import hessian, hvp, jacfwd, jacrev, linearize
 from .numpy import stop_gradient
 
 __version__ = "0.1.0"

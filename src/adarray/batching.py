@@ -9,7 +9,7 @@ import functools
 
 import numpy as np
 
-from .api import _name, _Staged, _stage
+from .api import _name, _stage, _Staged
 from .core.errors import ArgumentError
 from .core.pytree import TreeDef, flatten, unflatten
 from .numpy import broadcast_to, expand_dims, moveaxis
@@ -39,7 +39,9 @@ def vmap(fn, in_axes=0, out_axes=0):
         leaves, in_tree = flatten(list(args))
         axes_spec = list(in_axes) if isinstance(in_axes, tuple) else in_axes
         if isinstance(axes_spec, list) and len(axes_spec) != len(args):
-            raise ArgumentError(f"vmap of '{_name(fn)}': in_axes has {len(axes_spec)} entries for {len(args)} arguments")
+            raise ArgumentError(
+                f"vmap of '{_name(fn)}': in_axes has {len(axes_spec)} entries for {len(args)} arguments"
+            )
         axes = flat_axes(axes_spec, in_tree, "in_axes")
         sizes = set()
         moved = []

@@ -12,18 +12,15 @@ import scipy.special
 
 from ..core.errors import ExecutionError
 from ..core.ir import Literal, Program
-from ..core.primitive import REGISTRY
+from ..core.primitive import IMPLS
 from ..primitives.indexing import numpy_index
 from ..primitives.linalg import parse_spec
 from ..primitives.structural import slice_indices
-
-IMPLS: dict = {}
 
 
 def impl(name):
     def register(fn):
         IMPLS[name] = fn
-        REGISTRY[name].impl = fn
         return fn
 
     return register

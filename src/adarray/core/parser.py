@@ -193,7 +193,9 @@ def _number(text: str):
             return float(text)
         return int(text)
     except ValueError:
-        raise ParseError(f"expected a variable or a number, found {text!r}") from None
+        hint = " (a literal printed elided as [...]: print with format_program(program, full=True))" if (
+            text == ".") else ""
+        raise ParseError(f"expected a variable or a number, found {text!r}{hint}") from None
 
 
 def parse_program(text: str) -> Program:

@@ -17,6 +17,7 @@ from .errors import UnsupportedError
 from .types import Aval
 
 REGISTRY: dict[str, Primitive] = {}
+IMPLS: dict = {}  # primitive name -> NumPy implementation, filled by the NumPy backend
 
 
 class Marker:
@@ -73,10 +74,13 @@ class Primitive:
         self.vjp = None
         self.transpose = None
         self.batch = None
-        self.impl = None
         self.sample = None  # test sampler: rng -> list of (args, params)
         self.elementwise = False  # a map of a scalar function (lets passes fold uniform literals)
         REGISTRY[name] = self
+
+    @property
+    def impl(self):
+        return IMPLS.get(self.name)
 
     def bind(self, *args, **params):
         return _binder(self, args, params)

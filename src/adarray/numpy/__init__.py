@@ -159,6 +159,8 @@ def _method_table():
         "logical_not": logical_not, "reciprocal": reciprocal,
     }
     table.update({f"ufunc.{name}": fn for name, fn in ufuncs.items()})
+    public = {name: fn for name, fn in globals().items() if callable(fn) and not name.startswith("_")}
+    table.update({f"function.{name}": fn for name, fn in public.items()})
     return table
 
 

@@ -133,7 +133,7 @@ def eval_program(program: Program, args):
     env = {id(v): a for v, a in zip(program.inputs, args)}
 
     def read(atom):
-        return atom if isinstance(atom, Literal) else env[id(atom)]
+        return atom.value if isinstance(atom, Literal) else env[id(atom)]
 
     for eqn in program.eqns:
         outs = eqn.prim.bind(*[read(a) for a in eqn.inputs], **eqn.params)
@@ -178,8 +178,8 @@ class Tracer:
     def __bool__(self):
         self._concrete(
             "bool() (an `if`, `while`, `and`/`or` or assert)",
-            "Use anp.where(cond, a, b) for a value choice, ad.cond / ad.while_loop for control flow, "
-            "or an @ad.kernel for scalar code with branches.",
+            "Use anp.where(cond, a, b) for a value choice, or ad.cond / ad.while_loop / ad.fori_loop "
+            "for control flow.",
         )
 
     def __float__(self):
@@ -197,6 +197,17 @@ class Tracer:
     def __hash__(self):
         return id(self)
 
+    def __array_function__(self, function, types, args, kwargs):
+        if function in _STATIC_QUERIES:
+            return _STATIC_QUERIES[function](args[0])
+        replacement = ARRAY_METHODS.get(f"function.{function.__name__}")
+        if replacement is None:
+            raise TracingError(
+                f"numpy.{function.__name__} cannot run on a traced value; use adarray.numpy "
+                "(import adarray.numpy as anp) instead"
+            )
+        return replacement(*args, **kwargs)
+
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         function = ARRAY_METHODS.get(f"ufunc.{ufunc.__name__}")
         if method != "__call__" or kwargs or function is None:
@@ -205,6 +216,9 @@ class Tracer:
                 "use the adarray.numpy function of the same name"
             )
         return function(*inputs)
+
+
+_STATIC_QUERIES = {np.shape: lambda x: x.shape, np.ndim: lambda x: x.ndim, np.size: lambda x: x.size}
 
 
 def _method(name):
