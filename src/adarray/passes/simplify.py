@@ -2,6 +2,7 @@
 elimination in one forward walk, then dead-code elimination.
 
 Identities: x + 0, 0 + x, x - 0, x * 1, 1 * x, x / 1, x**1 -> x; 0 - x -> -x;
+(x * c1) * c2 -> x * (c1 c2) for constants c1, c2;
 -(-x) -> x; x * 0 -> 0 (deliberate: a zero cotangent times an infinite partial
 stays zero, which is what users of a masked branch expect); select(p, x, x)
 -> x; a select with a constant predicate picks its branch; linear maps of 0
@@ -29,6 +30,7 @@ class _Simplifier:
         self.replaced: dict[int, object] = {}
         self.seen: dict[tuple, tuple] = {}
         self.negated: dict[int, object] = {}  # id(b) -> a for every kept `b = neg a`
+        self.scaled: dict[int, tuple] = {}  # id(b) -> (a, c) for every kept `b = mul a c`, c a constant
         self.eqns: list[Eqn] = []
 
     def subst(self, atom):
@@ -55,7 +57,24 @@ class _Simplifier:
         self.seen[key] = eqn.outputs
         if eqn.prim.name == "neg":
             self.negated[id(eqn.outputs[0])] = eqn.inputs[0]
+        if eqn.prim.name == "mul":
+            base, factor = _split_constant(*eqn.inputs)
+            if base is not None:
+                self.scaled[id(eqn.outputs[0])] = (base, factor)
         self.eqns.append(eqn)
+
+    def rescale(self, inputs, out):
+        """(a * c1) * c2 -> a * (c1 c2): consecutive constant factors fold into one."""
+        variable, factor = _split_constant(*inputs)
+        if variable is None or id(variable) not in self.scaled:
+            return None
+        base, inner = self.scaled[id(variable)]
+        from ..primitives.elementwise import mul_p
+
+        combined = Var(out.aval)
+        constant = Literal(np.asarray(inner * factor, out.aval.dtype), out.aval)
+        self.keep(Eqn(mul_p, (base, constant), {}, (combined,)))
+        return [self.subst(combined)]
 
     def negate(self, atom, like: Eqn):
         if isinstance(atom, Var) and id(atom) in self.negated:
@@ -79,7 +98,7 @@ class _Simplifier:
             a, b = inputs
             if _is(a, 0) or _is(b, 0):
                 return [Literal(np.zeros((), out.aval.dtype), out.aval)]
-            return [a] if _is(b, 1) else [b] if _is(a, 1) else None
+            return [a] if _is(b, 1) else [b] if _is(a, 1) else self.rescale(inputs, out)
         if name == "div" and _is(inputs[1], 1):
             return [inputs[0]]
         if name == "neg" and isinstance(inputs[0], Var) and id(inputs[0]) in self.negated:
@@ -98,6 +117,14 @@ class _Simplifier:
         if linear_zero and _is(inputs[0], 0):
             return [Literal(np.zeros((), out.aval.dtype), out.aval)]
         return None
+
+
+def _split_constant(a, b):
+    """(variable, constant) if exactly one operand is a constant-filled literal, else (None, None)."""
+    for variable, constant in ((a, b), (b, a)):
+        if isinstance(variable, Var) and isinstance(constant, Literal) and constant.uniform is not None:
+            return variable, constant.uniform
+    return None, None
 
 
 def _atom_key(atom):
