@@ -14,6 +14,7 @@ from . import primitives as _primitives  # noqa: F401  (registers every primitiv
 from .api import grad, jit, jvp, make_ir, value_and_grad, vjp
 from .backends import numpy_backend as _numpy_backend  # noqa: F401  (attaches the NumPy impls)
 from .batching import vmap
+from .control import checkpoint, cond, custom_jvp, custom_vjp, fold, fori_loop, switch, while_loop
 from .core.errors import (
     ArgumentError,
     Error,
@@ -34,6 +35,7 @@ from .numpy import stop_gradient
 __version__ = "0.1.0"
 
 __all__ = [
+    "checkpoint", "cond", "custom_jvp", "custom_vjp", "fold", "fori_loop", "switch", "while_loop",
     "ArgumentError", "Error", "ExecutionError", "IndexOutOfRangeError", "NonDifferentiableError",
     "ParseError", "Program", "ShapeError", "TracingError", "UnsupportedError", "VerifyError",
     "grad", "hessian", "hvp", "jacfwd", "jacrev", "jit", "jvp", "linearize", "make_ir", "parse_program",

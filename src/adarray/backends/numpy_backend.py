@@ -186,7 +186,7 @@ def compile_program(program: Program):
         for var in eqn.outputs:
             slots[id(var)] = len(slots)
             out_slots.append(slots[id(var)])
-        steps.append((fn, in_slots, tuple(out_slots), eqn.params, eqn))
+        steps.append((fn, in_slots, tuple(out_slots) if eqn.prim.multiple_results else out_slots[0], eqn.params, eqn))
     out_slots = tuple(slot(a) for a in program.outputs)
     size = len(slots)
     constants.reverse()  # slot -k is constants[len - k] after reversal: index with -k
@@ -206,8 +206,11 @@ def _execute(steps, env) -> None:
             result = fn(*[env[i] for i in ins], **params)
         except IndexError as error:
             raise ExecutionError(f"index out of range in `{eqn!r}`: {error}") from None
-        if len(outs) == 1:
-            env[outs[0]] = result
+        if isinstance(outs, int):
+            env[outs] = result
         else:
             for o, r in zip(outs, result):
                 env[o] = r
+
+
+from . import numpy_control  # noqa: E402,F401  (control-flow implementations)

@@ -84,3 +84,15 @@ def tree_map(fn, tree, *rest):
     leaves, treedef = flatten(tree)
     others = [flatten(r)[0] for r in rest]
     return unflatten(treedef, [fn(*xs) for xs in zip(leaves, *others)])
+
+
+def leaf_paths(treedef: TreeDef, prefix: str = "") -> list[str]:
+    """A readable path per leaf, e.g. ``[0]['w']``, to name leaves in error messages."""
+    if treedef.kind == "leaf":
+        return [prefix or "(the value)"]
+    if treedef.kind == "none":
+        return []
+    if treedef.kind == "dict":
+        pairs = zip(treedef.keys, treedef.children)
+        return [p for key, child in pairs for p in leaf_paths(child, f"{prefix}[{key!r}]")]
+    return [p for i, child in enumerate(treedef.children) for p in leaf_paths(child, f"{prefix}[{i}]")]

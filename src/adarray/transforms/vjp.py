@@ -1,7 +1,9 @@
 """Reverse mode: vjp_program(program, wrt) -> program of (primals, output cotangents).
 
 A forward sweep re-binds the equations (keeping every value the backward sweep
-reads, which is whatever the rules reference), then a backward sweep visits the
+reads, which is whatever the rules reference; a primitive with a
+`forward_with_residuals` method, such as a loop, computes its outputs and its
+own residuals, e.g. its tape, in one go), then a backward sweep visits the
 equations in reverse and calls each primitive's vjp rule, accumulating
 cotangents. Equations that do not depend on a differentiated input, or whose
 output cotangents are all symbolic zeros, are skipped.
@@ -61,22 +63,29 @@ def backpropagate(program: Program, primals, wrt, output_cotangents):
     tape = []
     for eqn in program.eqns:
         ins = [read(a) for a in eqn.inputs]
-        outs = eqn.prim.bind(*ins, **eqn.params)
+        active_eqn = any(is_active(a) for a in eqn.inputs)
+        forward = getattr(eqn.prim, "forward_with_residuals", None)
+        residuals = None
+        if active_eqn and forward is not None:
+            # Loops decide themselves what the backward sweep keeps (their tape, checkpoints).
+            outs, residuals = forward(*ins, **eqn.params)
+        else:
+            outs = eqn.prim.bind(*ins, **eqn.params)
         out_list = outs if eqn.prim.multiple_results else [outs]
         for var, value in zip(eqn.outputs, out_list):
             env[id(var)] = value
-        if any(is_active(a) for a in eqn.inputs):
+        if active_eqn:
             for var in eqn.outputs:
                 if is_float(var.aval.dtype):
                     active.add(id(var))
-            tape.append((eqn, ins, outs))
+            tape.append((eqn, ins, outs, residuals))
 
     cotangent_env = {}
     for atom, cotangent in zip(program.outputs, output_cotangents):
         if is_active(atom) and not is_zero(cotangent):
             cotangent_env[id(atom)] = add_tangents(cotangent_env.get(id(atom), Zero(atom.aval)), cotangent)
 
-    for eqn, ins, outs in reversed(tape):
+    for eqn, ins, outs, residuals in reversed(tape):
         cts = [cotangent_env.pop(id(v), Zero(v.aval)) for v in eqn.outputs]
         if all(is_zero(c) for c in cts):
             continue
@@ -84,7 +93,8 @@ def backpropagate(program: Program, primals, wrt, output_cotangents):
         if isinstance(rule, Marker):
             continue
         needs = tuple(is_active(a) for a in eqn.inputs)
-        results = rule(cts if eqn.prim.multiple_results else cts[0], ins, outs, needs, **eqn.params)
+        extra = {} if residuals is None else {"residuals": residuals}
+        results = rule(cts if eqn.prim.multiple_results else cts[0], ins, outs, needs, **extra, **eqn.params)
         for atom, need, ct in zip(eqn.inputs, needs, results):
             if need and ct is not None and not is_zero(ct):
                 cotangent_env[id(atom)] = add_tangents(cotangent_env.get(id(atom), Zero(atom.aval)), ct)

@@ -1,0 +1,162 @@
+"""cond and switch: one primitive, cond[branches] index *operands.
+
+The index picks a branch (clamped into range, as in JAX's switch); every branch
+is a program of the same operands with the same output types.
+  * jvp: a cond of the branches' jvp programs;
+  * vjp: a cond of the branches' vjp programs (the taken branch is recomputed
+    in the backward sweep, so nothing is stored per branch);
+  * batching: with an unbatched index, a cond of batched branches; with a
+    batched index, every branch runs on the whole batch and a select picks
+    each lane's result. The select's vjp gives the untaken branches an exactly
+    zero cotangent, and rules never multiply a zero cotangent into NaN, so an
+    untaken sqrt(-1) does not poison the gradient.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.errors import ShapeError
+from ..core.primitive import Primitive, Zero, is_zero
+from ..core.pytree import flatten, unflatten
+from ..core.types import is_float
+from ..passes import simplify
+from ..primitives import elementwise as ew
+from ..primitives.rules import aval_of_value, batch_all, broadcast_batch
+from ..primitives.structural import broadcast_in_dim
+from ..tracing import eval_program, trace_program
+from ..transforms.jvp import jvp_program
+from ..transforms.vjp import vjp_program
+from ..transforms.vmap import vmap_program
+from .common import aval_of, check_same_structure, float_flags, select_outputs, trace_body, unify_closures
+
+
+def _cond_abstract_eval(index, *operands, branches):
+    if index.shape != () or index.dtype.kind not in "iu":
+        raise ShapeError(f"cond: the branch index must be an integer scalar, got {index}")
+    for k, branch in enumerate(branches):
+        if branch.in_avals != tuple(operands):
+            raise ShapeError(f"cond: branch {k} takes {branch.in_avals}, the operands are {tuple(operands)}")
+        if branch.out_avals != branches[0].out_avals:
+            raise ShapeError(f"cond: branch {k} returns {branch.out_avals}, branch 0 {branches[0].out_avals}")
+    return list(branches[0].out_avals)
+
+
+cond_p = Primitive("cond", _cond_abstract_eval, multiple_results=True)
+
+
+def _cond_jvp(tangents, primals, outputs, *, branches):
+    index, *operands = primals
+    in_avals = branches[0].in_avals
+    wrt = float_flags(in_avals)
+    n_out = len(branches[0].outputs)
+    derived = tuple(
+        select_outputs(jvp_program(b, wrt), range(n_out, 2 * n_out)) for b in branches
+    )
+    operand_tangents = [
+        np.zeros(a.shape, a.dtype) if is_zero(t) else t for t, a, w in zip(tangents[1:], in_avals, wrt) if w
+    ]
+    results = cond_p.bind(index, *operands, *operand_tangents, branches=derived)
+    return [r if is_float(a.dtype) else Zero(a) for r, a in zip(results, branches[0].out_avals)]
+
+
+def _cond_vjp(cotangents, primals, outputs, needs, *, branches):
+    index, *operands = primals
+    in_avals, out_avals = branches[0].in_avals, branches[0].out_avals
+    wrt = [need and is_float(a.dtype) for need, a in zip(needs[1:], in_avals)]
+    if not any(wrt):
+        return [None] * len(primals)
+    n_out = len(out_avals)
+    derived = tuple(
+        select_outputs(vjp_program(b, wrt), range(n_out, n_out + sum(wrt))) for b in branches
+    )
+    seeds = [np.zeros(a.shape, a.dtype) if is_zero(c) else c for c, a in zip(cotangents, out_avals)]
+    results = iter(cond_p.bind(index, *operands, *seeds, branches=derived))
+    return [None] + [next(results) if w else None for w in wrt]
+
+
+def _broadcast_outputs(program, flags, wanted, size):
+    """`program` with the outputs flagged in `wanted` (but not `flags`) given a batch axis."""
+    if list(flags) == list(wanted):
+        return program
+
+    def call(*args):
+        outs = eval_program(program, list(args))
+        return [broadcast_batch(o, size) if w and not f else o for o, f, w in zip(outs, flags, wanted)]
+
+    result, _, _ = trace_program(call, list(program.in_avals), "broadcast")
+    return result
+
+
+def _cond_batch(args, batched, size, *, branches):
+    index, *operands = args
+    if not batched[0]:
+        pairs = [vmap_program(b, batched[1:], size) for b in branches]
+        wanted = [any(flags[i] for _, flags in pairs) for i in range(len(branches[0].outputs))]
+        batched_branches = tuple(simplify(_broadcast_outputs(p, f, wanted, size)) for p, f in pairs)
+        return cond_p.bind(index, *operands, branches=batched_branches), wanted
+    operands = batch_all(operands, batched[1:], size)
+    results = None
+    for k in reversed(range(len(branches))):
+        program, flags = vmap_program(branches[k], [True] * len(operands), size)
+        outs = [o if f else broadcast_batch(o, size) for o, f in zip(eval_program(program, operands), flags)]
+        if results is None:
+            results = outs
+            continue
+        index_aval = aval_of_value(index)
+        chosen = ew.le(index, np.full(index_aval.shape, k, index_aval.dtype))
+        results = [ew.select(broadcast_in_dim(chosen, aval_of_value(o).shape, (0,)), o, r)
+                   for o, r in zip(outs, results)]
+    return results, [True] * len(results)
+
+
+cond_p.jvp, cond_p.vjp, cond_p.batch = _cond_jvp, _cond_vjp, _cond_batch
+
+
+def switch(index, branches, *operands):
+    """Run ``branches[index](*operands)``; the index is clamped into range.
+
+    >>> switch(i, [lambda x: x, lambda x: -x, anp.sin], x)  # doctest: +SKIP
+    """
+    branches = list(branches)
+    if not branches:
+        raise ShapeError("switch: needs at least one branch")
+    leaves, in_tree = flatten(list(operands))
+    avals = [aval_of(leaf) for leaf in leaves]
+    traced, trees = [], []
+    for k, branch in enumerate(branches):
+        program, out_tree, closure = trace_body(branch, in_tree, avals, getattr(branch, "__name__", f"branch {k}"))
+        traced.append((program, closure))
+        trees.append(out_tree)
+    for k in range(1, len(branches)):
+        check_same_structure("cond", "branch 0", trees[0], traced[0][0].out_avals,
+                             f"branch {k}", trees[k], traced[k][0].out_avals)
+    programs, consts = unify_closures(traced)
+    index = ew.convert(np.asarray(index) if not hasattr(index, "aval") else index, np.int64)
+    outs = cond_p.bind(index, *leaves, *consts, branches=tuple(simplify(p) for p in programs))
+    return unflatten(trees[0], outs)
+
+
+def cond(pred, true_fn, false_fn, *operands):
+    """``true_fn(*operands) if pred else false_fn(*operands)`` for a traced boolean scalar.
+
+    >>> cond(x > 0, lambda x: x * 2, lambda x: -x, x)  # doctest: +SKIP
+    """
+    pred = np.asarray(pred) if not hasattr(pred, "aval") else pred
+    if aval_of(pred).shape != ():
+        raise ShapeError(f"cond: the predicate must be a scalar, got {aval_of(pred)}; use anp.where for arrays")
+    return switch(ew.convert(pred, np.int64), [false_fn, true_fn], *operands)
+
+
+cond_p.sample = lambda rng: [
+    ([np.asarray(k), rng.normal(size=(3,))], {"branches": _sample_branches()}) for k in (0, 1)
+]
+
+
+def _sample_branches():
+    from ..core.types import Aval
+    from ..primitives.elementwise import mul, sin
+
+    aval = [Aval((3,), np.float64)]
+    first, _, _ = trace_program(lambda x: [sin(x)], aval, "first")
+    second, _, _ = trace_program(lambda x: [mul(x, x)], aval, "second")
+    return (first, second)

@@ -1,0 +1,260 @@
+"""User-supplied derivatives (custom_jvp, custom_vjp) and rematerialisation (checkpoint).
+
+Each wraps the traced function in one primitive whose params hold the programs:
+  custom_jvp_call[fun, rule]     jvp: the user's rule; vjp: the transpose of the rule in its
+                                 tangents (a vjp of the rule's program, which is linear in them)
+  custom_vjp_call[fun, fwd, bwd] vjp: the user's forward (outputs and residuals) and backward;
+                                 forward mode is refused, as in JAX
+  checkpoint_call[fun]           vjp: stores only the inputs and recomputes `fun` in the backward sweep
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from ..core.errors import ArgumentError, ShapeError
+from ..core.primitive import Primitive, Zero, is_zero, unsupported
+from ..core.pytree import flatten, unflatten
+from ..core.types import is_float
+from ..passes import simplify
+from ..tracing import eval_program, trace_program
+from ..transforms.jvp import jvp_program
+from ..transforms.vjp import vjp_program
+from ..transforms.vmap import vmap_program
+from .common import aval_of, check_same_structure, float_flags, unify_closures
+
+
+def _call_abstract_eval(*avals, fun, **params):
+    if tuple(avals) != fun.in_avals:
+        raise ShapeError(f"custom call: operands {tuple(avals)}, the function takes {fun.in_avals}")
+    return list(fun.out_avals)
+
+
+def _seeds(values, avals):
+    return [np.zeros(a.shape, a.dtype) if is_zero(v) else v for v, a in zip(values, avals)]
+
+
+def _batch_programs(primitive, names):
+    """Batching: vmap every program param with all operands batched (results all batched)."""
+    def batch(args, batched, size, **params):
+        from ..primitives.rules import batch_all
+
+        everything = batch_all(args, batched, size)
+        new = dict(params)
+        for name in names:
+            program = params[name]
+            flags = [True] * len(everything) + [True] * (len(program.inputs) - len(everything))
+            batched_program, out_flags = vmap_program(program, flags, size)
+            new[name] = _all_batched(batched_program, out_flags, size)
+        outs = primitive.bind(*everything, **new)
+        return outs, [True] * len(outs)
+
+    return batch
+
+
+def _all_batched(program, out_flags, size):
+    from ..primitives.rules import broadcast_batch
+
+    if all(out_flags):
+        return program
+    result, _, _ = trace_program(
+        lambda *a: [o if f else broadcast_batch(o, size) for o, f in zip(eval_program(program, list(a)), out_flags)],
+        list(program.in_avals), "batched")
+    return result
+
+
+# --- custom_jvp ----------------------------------------------------------------------------------
+
+custom_jvp_call_p = Primitive("custom_jvp_call", _call_abstract_eval, multiple_results=True)
+
+
+def _custom_jvp_jvp(tangents, primals, outputs, *, fun, rule):
+    flags = float_flags(fun.in_avals)
+    tangent_values = _seeds([t for t, f in zip(tangents, flags) if f], [a for a, f in zip(fun.in_avals, flags) if f])
+    results = eval_program(rule, list(primals) + tangent_values)
+    n = len(fun.outputs)
+    return [t if is_float(a.dtype) else Zero(a) for t, a in zip(results[n:], fun.out_avals)]
+
+
+def _custom_jvp_vjp(cotangents, primals, outputs, needs, *, fun, rule):
+    flags = float_flags(fun.in_avals)
+    n_in, n = len(fun.inputs), len(fun.outputs)
+    # The rule is linear in its tangents: the vjp of its tangent outputs w.r.t. its tangent inputs is J^T.
+    wrt = [False] * n_in + [True] * sum(flags)
+    derived = vjp_program(rule, wrt)
+    zeros = [np.zeros(a.shape, a.dtype) for a, f in zip(fun.in_avals, flags) if f]
+    seeds = [np.zeros(a.shape, a.dtype) for a in fun.out_avals] + _seeds(cotangents, fun.out_avals)
+    results = iter(eval_program(derived, list(primals) + zeros + seeds)[2 * n:])
+    return [next(results) if f else None for f in flags]
+
+
+custom_jvp_call_p.jvp, custom_jvp_call_p.vjp = _custom_jvp_jvp, _custom_jvp_vjp
+custom_jvp_call_p.batch = _batch_programs(custom_jvp_call_p, ("fun", "rule"))
+
+
+class custom_jvp:  # noqa: N801 - named like the decorator users know from JAX
+    """A function with a user-supplied forward-mode rule (reverse mode follows from it).
+
+    >>> @custom_jvp
+    ... def safe_log(x): return anp.log(x)
+    >>> @safe_log.defjvp
+    ... def _(primals, tangents): (x,), (t,) = primals, tangents; return safe_log(x), t / x
+    """
+
+    def __init__(self, fun):
+        self.fun, self.rule = fun, None
+        functools.update_wrapper(self, fun)
+
+    def defjvp(self, rule):
+        self.rule = rule
+        return rule
+
+    def __call__(self, *args):
+        if self.rule is None:
+            raise ArgumentError(f"custom_jvp '{self.__name__}' has no rule: decorate one with @{self.__name__}.defjvp")
+        leaves, tree = flatten(list(args))
+        avals = [aval_of(leaf) for leaf in leaves]
+        fun, out_tree, fun_closure = trace_program(lambda *ls: self.fun(*unflatten(tree, ls)), avals, self.__name__)
+        flags = float_flags(avals)
+        tangent_avals = [a for a, f in zip(avals, flags) if f]
+
+        def rule(*values):
+            primals = unflatten(tree, values[:len(avals)])
+            it = iter(values[len(avals):])
+            tangents = unflatten(tree, [next(it) if f else np.zeros(a.shape, a.dtype) for a, f in zip(avals, flags)])
+            out, tangent_out = self.rule(tuple(primals), tuple(tangents))
+            return list(flatten(out)[0]) + list(flatten(tangent_out)[0])
+
+        rule_program, _, rule_closure = trace_program(rule, avals + tangent_avals, f"{self.__name__} jvp rule")
+        if fun_closure or rule_closure:
+            raise ArgumentError(f"custom_jvp '{self.__name__}': close over constants only, pass traced values as "
+                                "arguments")
+        if rule_program.out_avals[len(fun.outputs):] != fun.out_avals:
+            raise ShapeError(f"custom_jvp '{self.__name__}': the rule's tangents {rule_program.out_avals} do not "
+                             f"match the outputs {fun.out_avals}")
+        outs = custom_jvp_call_p.bind(*leaves, fun=simplify(fun), rule=simplify(rule_program))
+        return unflatten(out_tree, outs)
+
+
+# --- custom_vjp ----------------------------------------------------------------------------------
+
+def _custom_vjp_abstract_eval(*avals, fun, fwd, bwd):
+    return _call_abstract_eval(*avals, fun=fun)
+
+
+custom_vjp_call_p = Primitive("custom_vjp_call", _custom_vjp_abstract_eval, multiple_results=True)
+
+
+def _custom_vjp_forward(*args, fun, fwd, bwd):
+    results = eval_program(fwd, list(args))
+    n = len(fun.outputs)
+    return results[:n], results[n:]
+
+
+def _custom_vjp_vjp(cotangents, primals, outputs, needs, *, residuals, fun, fwd, bwd):
+    results = iter(eval_program(bwd, list(residuals) + _seeds(cotangents, fun.out_avals)))
+    return [next(results) if f else None for f in float_flags(fun.in_avals)]
+
+
+custom_vjp_call_p.forward_with_residuals = _custom_vjp_forward
+custom_vjp_call_p.vjp = _custom_vjp_vjp
+custom_vjp_call_p.jvp = unsupported("forward mode through a custom_vjp function (define a custom_jvp instead)")
+custom_vjp_call_p.batch = _batch_programs(custom_vjp_call_p, ("fun", "fwd"))
+
+
+class custom_vjp:  # noqa: N801 - named like the decorator users know from JAX
+    """A function with a user-supplied reverse-mode rule.
+
+    >>> f.defvjp(fwd, bwd)  # fwd(*args) -> (out, residuals); bwd(residuals, g) -> tuple of cotangents
+    """
+
+    def __init__(self, fun):
+        self.fun, self.fwd, self.bwd = fun, None, None
+        functools.update_wrapper(self, fun)
+
+    def defvjp(self, fwd, bwd):
+        self.fwd, self.bwd = fwd, bwd
+
+    def __call__(self, *args):
+        if self.fwd is None:
+            raise ArgumentError(f"custom_vjp '{self.__name__}' has no rule: call {self.__name__}.defvjp(fwd, bwd)")
+        leaves, tree = flatten(list(args))
+        avals = [aval_of(leaf) for leaf in leaves]
+        fun, out_tree, closure = trace_program(lambda *ls: self.fun(*unflatten(tree, ls)), avals, self.__name__)
+        residual_tree = []
+
+        def forward(*values):
+            out, residuals = self.fwd(*unflatten(tree, values))
+            res_leaves, res_tree = flatten(residuals)
+            residual_tree.append(res_tree)
+            return list(flatten(out)[0]) + list(res_leaves)
+
+        fwd, _, fwd_closure = trace_program(forward, avals, f"{self.__name__} fwd")
+        n = len(fun.outputs)
+        check_same_structure("custom_vjp", self.__name__, out_tree, fun.out_avals, "its fwd", out_tree,
+                             fwd.out_avals[:n])
+        flags = float_flags(avals)
+
+        def backward(*values):
+            residuals = unflatten(residual_tree[0], values[:len(fwd.outputs) - n])
+            cotangents = unflatten(out_tree, values[len(fwd.outputs) - n:])
+            grads = flatten(tuple(self.bwd(residuals, cotangents)))[0]
+            if len(grads) != len(avals):
+                raise ShapeError(f"custom_vjp '{self.__name__}': bwd returned {len(grads)} cotangents for "
+                                 f"{len(avals)} inputs")
+            return [g for g, f in zip(grads, flags) if f]
+
+        bwd, _, bwd_closure = trace_program(backward, list(fwd.out_avals[n:]) + list(fun.out_avals),
+                                            f"{self.__name__} bwd")
+        if closure or fwd_closure or bwd_closure:
+            raise ArgumentError(f"custom_vjp '{self.__name__}': close over constants only, pass traced values as "
+                                "arguments")
+        outs = custom_vjp_call_p.bind(*leaves, fun=simplify(fun), fwd=simplify(fwd), bwd=simplify(bwd))
+        return unflatten(out_tree, outs)
+
+
+# --- checkpoint (rematerialisation) --------------------------------------------------------------
+
+checkpoint_call_p = Primitive("checkpoint_call", _call_abstract_eval, multiple_results=True)
+
+
+def _checkpoint_jvp(tangents, primals, outputs, *, fun):
+    flags = float_flags(fun.in_avals)
+    derived = simplify(jvp_program(fun, flags))
+    tangent_values = _seeds([t for t, f in zip(tangents, flags) if f], [a for a, f in zip(fun.in_avals, flags) if f])
+    results = checkpoint_call_p.bind(*primals, *tangent_values, fun=derived)
+    n = len(fun.outputs)
+    return [t if is_float(a.dtype) else Zero(a) for t, a in zip(results[n:], fun.out_avals)]
+
+
+def _checkpoint_vjp(cotangents, primals, outputs, needs, *, fun):
+    flags = [need and f for need, f in zip(needs, float_flags(fun.in_avals))]
+    derived = vjp_program(fun, flags)
+    n = len(fun.outputs)
+    results = iter(eval_program(derived, list(primals) + _seeds(cotangents, fun.out_avals))[n:])
+    return [next(results) if f else None for f in flags]
+
+
+checkpoint_call_p.jvp, checkpoint_call_p.vjp = _checkpoint_jvp, _checkpoint_vjp
+checkpoint_call_p.batch = _batch_programs(checkpoint_call_p, ("fun",))
+
+
+def checkpoint(fun):
+    """fun, rematerialised: reverse mode keeps only its inputs and recomputes it in the backward sweep.
+
+    >>> layer = checkpoint(lambda x: anp.tanh(x @ w))  # doctest: +SKIP
+    """
+    @functools.wraps(fun)
+    def wrapped(*args):
+        leaves, tree = flatten(list(args))
+        avals = [aval_of(leaf) for leaf in leaves]
+        program, out_tree, closure = trace_program(lambda *ls: fun(*unflatten(tree, ls)), avals,
+                                                   getattr(fun, "__name__", "checkpointed"))
+        programs, consts = unify_closures([(program, closure)])
+        outs = checkpoint_call_p.bind(*leaves, *consts, fun=simplify(programs[0]))
+        return unflatten(out_tree, outs)
+
+    return wrapped
+
+
