@@ -80,3 +80,17 @@ def instantiate_all(values, avals) -> list:
     return [instantiate(v, a) for v, a in zip(values, avals)]
 
 
+
+
+def sample_equation(fn, args, prim_name: str):
+    """(args, params) of the `prim_name` equation in the trace of fn(*args), for the rule tests.
+
+    The equation's operands must be the traced function's inputs (or literals)."""
+    from ..core.ir import Literal
+
+    avals = [aval_of(a) for a in args]
+    program, _, _ = trace_program(fn, avals, "sample")
+    eqn = next(e for e in reversed(program.eqns) if e.prim.name == prim_name)
+    values = {id(v): np.asarray(a) for v, a in zip(program.inputs, args)}
+    operands = [a.value if isinstance(a, Literal) else values[id(a)] for a in eqn.inputs]
+    return operands, dict(eqn.params)

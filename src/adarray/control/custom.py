@@ -4,7 +4,7 @@ Each wraps the traced function in one primitive whose params hold the programs:
   custom_jvp_call[fun, rule]     jvp: the user's rule; vjp: the transpose of the rule in its
                                  tangents (a vjp of the rule's program, which is linear in them)
   custom_vjp_call[fun, fwd, bwd] vjp: the user's forward (outputs and residuals) and backward;
-                                 forward mode is refused, as in JAX
+                                 jvp: the transpose of the backward rule in its cotangents
   checkpoint_call[fun]           vjp: stores only the inputs and recomputes `fun` in the backward sweep
 """
 from __future__ import annotations
@@ -14,7 +14,7 @@ import functools
 import numpy as np
 
 from ..core.errors import ArgumentError, ShapeError
-from ..core.primitive import Primitive, Zero, is_zero, unsupported
+from ..core.primitive import Primitive, Zero, is_zero
 from ..core.pytree import flatten, unflatten
 from ..core.types import is_float
 from ..passes import simplify
@@ -22,7 +22,7 @@ from ..tracing import eval_program, trace_program
 from ..transforms.jvp import jvp_program
 from ..transforms.vjp import vjp_program
 from ..transforms.vmap import vmap_program
-from .common import aval_of, check_same_structure, float_flags, unify_closures
+from .common import aval_of, check_same_structure, float_flags, sample_equation, unify_closures
 
 
 def _call_abstract_eval(*avals, fun, **params):
@@ -157,9 +157,21 @@ def _custom_vjp_vjp(cotangents, primals, outputs, needs, *, residuals, fun, fwd,
     return [next(results) if f else None for f in float_flags(fun.in_avals)]
 
 
+def _custom_vjp_jvp(tangents, primals, outputs, *, fun, fwd, bwd):
+    """J t from the user's backward rule: it is linear in its cotangents g, so the vjp of
+    g -> bwd(residuals, g) against t is J t (forward mode by transposing the user's rule)."""
+    n = len(fun.outputs)
+    residuals = eval_program(fwd, list(primals))[n:]
+    in_flags, out_flags = float_flags(fun.in_avals), float_flags(fun.out_avals)
+    transposed = vjp_program(bwd, [False] * len(residuals) + out_flags)
+    zeros = [np.zeros(a.shape, a.dtype) for a in fun.out_avals]
+    seeds = _seeds([t for t, f in zip(tangents, in_flags) if f], [a for a, f in zip(fun.in_avals, in_flags) if f])
+    results = iter(eval_program(transposed, list(residuals) + zeros + seeds)[len(bwd.outputs):])
+    return [next(results) if f else Zero(a) for a, f in zip(fun.out_avals, out_flags)]
+
+
 custom_vjp_call_p.forward_with_residuals = _custom_vjp_forward
-custom_vjp_call_p.vjp = _custom_vjp_vjp
-custom_vjp_call_p.jvp = unsupported("forward mode through a custom_vjp function (define a custom_jvp instead)")
+custom_vjp_call_p.vjp, custom_vjp_call_p.jvp = _custom_vjp_vjp, _custom_vjp_jvp
 custom_vjp_call_p.batch = _batch_programs(custom_vjp_call_p, ("fun", "fwd"))
 
 
@@ -258,3 +270,52 @@ def checkpoint(fun):
     return wrapped
 
 
+
+
+def _sample_custom_jvp(rng):
+    @custom_jvp
+    def softclip(x):
+        from ..primitives import elementwise as ew
+
+        return ew.tanh(x)
+
+    @softclip.defjvp
+    def _(primals, tangents):
+        from ..primitives import elementwise as ew
+
+        (x,), (t,) = primals, tangents
+        y = ew.tanh(x)
+        return y, ew.mul(t, ew.sub(1.0, ew.mul(y, y)))
+
+    return [sample_equation(softclip, [rng.normal(size=3)], "custom_jvp_call")]
+
+
+def _sample_custom_vjp(rng):
+    from ..primitives import elementwise as ew
+
+    @custom_vjp
+    def scaled_exp(x, s):
+        return ew.mul(ew.exp(x), s)
+
+    def forward(x, s):
+        y = ew.exp(x)
+        return ew.mul(y, s), (y, s)
+
+    def backward(residuals, g):
+        y, s = residuals
+        return ew.mul(ew.mul(g, y), s), ew.mul(g, y)
+
+    scaled_exp.defvjp(forward, backward)
+    return [sample_equation(scaled_exp, [rng.normal(size=3), rng.normal(size=3)], "custom_vjp_call")]
+
+
+def _sample_checkpoint(rng):
+    from ..primitives import elementwise as ew
+
+    return [sample_equation(checkpoint(lambda x, y: ew.mul(ew.sin(x), y)), [rng.normal(size=3), rng.normal(size=3)],
+                            "checkpoint_call")]
+
+
+custom_jvp_call_p.sample = _sample_custom_jvp
+custom_vjp_call_p.sample = _sample_custom_vjp
+checkpoint_call_p.sample = _sample_checkpoint

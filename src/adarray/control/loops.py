@@ -33,7 +33,7 @@ from ..tracing import Tracer, eval_program, trace_program
 from ..transforms.jvp import jvp_program
 from ..transforms.vjp import vjp_program
 from ..transforms.vmap import vmap_program
-from .common import aval_of, check_same_structure, float_flags
+from .common import aval_of, check_same_structure, float_flags, sample_equation
 
 
 def _split(values, num_consts, num_carry):
@@ -341,3 +341,17 @@ def fori_loop(lower, upper, body_fn, init, checkpoint="all"):
     return carry
 
 
+
+
+def _sample_fold(rng):
+    def loop(c0, xs, w):
+        return fold(lambda c, x: (ew.add(ew.sin(ew.mul(c, x)), w), ew.mul(c, x)), c0, xs)
+
+    args = [rng.normal(size=2), rng.normal(size=(4, 2)), rng.normal(size=2)]
+    forward = sample_equation(loop, args, "fold")
+    backward = sample_equation(lambda c0, xs, w: loop(c0, xs, w)[0] if False else fold(
+        lambda c, x: (ew.mul(c, x), c), c0, xs, reverse=True), args, "fold")
+    return [forward, backward]
+
+
+fold_p.sample = _sample_fold

@@ -32,7 +32,7 @@ from ..tracing import eval_program, trace_program
 from ..transforms.jvp import jvp_program
 from ..transforms.vjp import vjp_program
 from ..transforms.vmap import vmap_program
-from .common import aval_of, check_same_structure, float_flags
+from .common import aval_of, check_same_structure, float_flags, sample_equation
 
 POLICIES = ("all", "binomial")
 
@@ -298,3 +298,34 @@ def _consts_first(program, num_operands, own, consts):
         return eval_program(program, list(args[len(consts):]) + mine)
 
     return _program(call, avals, "loop")
+
+
+def _counted_loop(x, w):
+    """Ten steps whatever the values (finite differences need a fixed trip count)."""
+    return while_loop(lambda s: ew.lt(s[0], np.int64(10)),
+                      lambda s: (ew.add(s[0], np.int64(1)), ew.mul(ew.sin(s[1]), w)), (np.int64(0), x))
+
+
+def _sample_while(rng):
+    return [sample_equation(_counted_loop, [rng.normal(size=3), rng.uniform(0.9, 1.1, size=3)], "while")]
+
+
+def _sample_while_grad(rng):
+    operands, params = _sample_while(rng)[0]
+    cond, body, num_consts = params["cond"], params["body"], params["num_consts"]
+    consts, carry = operands[:num_consts], operands[num_consts:]
+    cotangents = [rng.normal(size=np.shape(c)) for c, a in zip(carry, body.in_avals[num_consts:])
+                  if np.issubdtype(a.dtype, np.floating)]
+
+    def call(*args):
+        return while_grad(args[:num_consts], args[num_consts:num_consts + len(carry)],
+                          args[num_consts + len(carry):], cond, body, params["checkpoint"])
+
+    cases = []
+    for policy in ("all", 3, "binomial"):
+        args, found = sample_equation(call, list(consts) + list(carry) + cotangents, "while_grad")
+        cases.append((args, dict(found, checkpoint=policy)))
+    return cases
+
+
+while_p.sample, while_grad_p.sample = _sample_while, _sample_while_grad
