@@ -12,11 +12,12 @@ ALLOWED = {
     "core": set(),
     "tracing": {"core"},
     "primitives": {"core"},
-    "transforms": {"core", "tracing", "primitives"},
-    "passes": {"core", "primitives"},
+    "transforms": {"core", "tracing", "primitives", "passes"},
+    "passes": {"core", "tracing", "primitives"},
     "backends": {"core", "primitives"},
     "numpy": {"core", "tracing", "primitives"},
     "testing": {"core", "tracing", "primitives", "transforms", "passes", "backends"},
+    "control": {"core", "tracing", "primitives", "transforms", "passes", "backends"},
 }
 
 

@@ -11,6 +11,7 @@ from ..core.errors import NonDifferentiableError
 from ..core.ir import Literal, Program
 from ..core.primitive import Marker, Zero, is_zero
 from ..core.types import is_float
+from ..passes.guards import guard_square_roots
 from ..primitives.rules import instantiate
 from ..tracing import trace_program
 
@@ -22,6 +23,7 @@ def jvp_program(program: Program, wrt) -> Program:
         if flag and not is_float(var.aval.dtype):
             raise NonDifferentiableError(f"cannot differentiate with respect to a {var.aval} input")
     tangent_avals = [v.aval for v, w in zip(program.inputs, wrt) if w]
+    program = guard_square_roots(program)
 
     def forward(*args):
         primals, tangents = args[: len(program.inputs)], iter(args[len(program.inputs):])

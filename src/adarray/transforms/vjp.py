@@ -14,6 +14,7 @@ from ..core.errors import NonDifferentiableError
 from ..core.ir import Literal, Program
 from ..core.primitive import Marker, Zero, is_zero
 from ..core.types import is_float
+from ..passes.guards import guard_square_roots
 from ..primitives.rules import add_tangents, instantiate
 from ..tracing import trace_program
 
@@ -30,6 +31,7 @@ def vjp_program(program: Program, wrt, seeds=None) -> Program:
     for var, flag in zip(program.inputs, wrt):
         if flag and not is_float(var.aval.dtype):
             raise NonDifferentiableError(f"cannot differentiate with respect to a {var.aval} input")
+    program = guard_square_roots(program)
     n = len(program.inputs)
     cotangent_avals = [] if seeds is not None else list(program.out_avals)
 

@@ -1,0 +1,71 @@
+"""guard_square_roots: a pass run before differentiation.
+
+sqrt(s) of a sum of squares s (x*x or x**2 summed, optionally scaled by a
+constant) has an infinite derivative at s = 0 that, multiplied by the zero
+partials of the squares, gives NaN. The pass rewrites it into the same value
+with a documented subgradient of 0 at s = 0 (the "double where"):
+
+    sqrt(s)  ->  select(s == 0, 0, sqrt(select(s == 0, 1, s)))
+
+so anp.linalg.norm(x), sqrt(sum(x**2)) and std of constant data have gradient 0
+at zero, where JAX and PyTorch give NaN (jax#21723, jax#4177, autograd#151).
+"""
+from __future__ import annotations
+
+from ..core.ir import Literal, Program, Var
+from ..primitives import elementwise as ew
+from ..tracing import trace_program
+
+
+def _is_sum_of_squares(atom, producers) -> bool:
+    eqn = producers.get(id(atom)) if isinstance(atom, Var) else None
+    if eqn is None:
+        return False
+    name, inputs = eqn.prim.name, eqn.inputs
+    if name in ("mul", "div") and isinstance(inputs[1], Literal) and inputs[1].uniform is not None:
+        return inputs[1].uniform > 0 and _is_sum_of_squares(inputs[0], producers)
+    if name == "mul" and isinstance(inputs[0], Literal) and inputs[0].uniform is not None:
+        return inputs[0].uniform > 0 and _is_sum_of_squares(inputs[1], producers)
+    if name == "reduce" and eqn.params["op"] == "add":
+        return _is_square(inputs[0], producers)
+    return _is_square(atom, producers)
+
+
+def _is_square(atom, producers) -> bool:
+    eqn = producers.get(id(atom)) if isinstance(atom, Var) else None
+    if eqn is None:
+        return False
+    if eqn.prim.name == "integer_pow":
+        return eqn.params["n"] == 2
+    return eqn.prim.name == "mul" and eqn.inputs[0] is eqn.inputs[1]
+
+
+def guard_square_roots(program: Program) -> Program:
+    """The program with every sqrt of a sum of squares guarded at zero (values unchanged)."""
+    producers = {id(v): eqn for eqn in program.eqns for v in eqn.outputs}
+    guarded = [eqn for eqn in program.eqns if eqn.prim.name == "sqrt" and _is_sum_of_squares(eqn.inputs[0], producers)]
+    if not guarded:
+        return program
+    chosen = {id(eqn) for eqn in guarded}
+
+    def run(*args):
+        env = {id(v): a for v, a in zip(program.inputs, args)}
+
+        def read(atom):
+            return atom.value if isinstance(atom, Literal) else env[id(atom)]
+
+        for eqn in program.eqns:
+            ins = [read(a) for a in eqn.inputs]
+            if id(eqn) in chosen:
+                (s,) = ins
+                at_zero = ew.eq(s, ew.zeros_like(s))
+                root = ew.sqrt(ew.select(at_zero, ew.full_like(s, 1.0), s))
+                outs = ew.select(at_zero, ew.zeros_like(s), root)
+            else:
+                outs = eqn.prim.bind(*ins, **eqn.params)
+            for var, value in zip(eqn.outputs, outs if eqn.prim.multiple_results else [outs]):
+                env[id(var)] = value
+        return [read(a) for a in program.outputs]
+
+    result, _, _ = trace_program(run, list(program.in_avals), "guarded")
+    return result
