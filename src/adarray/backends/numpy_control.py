@@ -71,8 +71,9 @@ def _while_grad(*args, cond, body, body_vjp, num_consts, checkpoint):
         return state
 
     def reverse_segment(state, length, ct):
-        """Reverse `length` steps from `state` by recursive bisection: O(log length) states kept."""
-        if length <= 2:
+        """Reverse `length` steps from `state` by recursive bisection: O(log length) states kept
+        (plus a short run of at most 16 kept whole at the bottom of the recursion)."""
+        if length <= 16:
             states = [state]
             for _ in range(length - 1):
                 states.append(step(*consts, *states[-1]))

@@ -117,7 +117,10 @@ def switch(index, branches, *operands):
 
     >>> switch(i, [lambda x: x, lambda x: -x, anp.sin], x)  # doctest: +SKIP
     """
-    branches = list(branches)
+    return _switch(index, list(branches), operands, [f"branch {k}" for k in range(len(branches))])
+
+
+def _switch(index, branches, operands, names):
     if not branches:
         raise ShapeError("switch: needs at least one branch")
     leaves, in_tree = flatten(list(operands))
@@ -128,8 +131,8 @@ def switch(index, branches, *operands):
         traced.append((program, closure))
         trees.append(out_tree)
     for k in range(1, len(branches)):
-        check_same_structure("cond", "branch 0", trees[0], traced[0][0].out_avals,
-                             f"branch {k}", trees[k], traced[k][0].out_avals)
+        check_same_structure("cond", names[0], trees[0], traced[0][0].out_avals,
+                             names[k], trees[k], traced[k][0].out_avals)
     programs, consts = unify_closures(traced)
     index = ew.convert(np.asarray(index) if not hasattr(index, "aval") else index, np.int64)
     outs = cond_p.bind(index, *leaves, *consts, branches=tuple(simplify(p) for p in programs))
@@ -144,7 +147,7 @@ def cond(pred, true_fn, false_fn, *operands):
     pred = np.asarray(pred) if not hasattr(pred, "aval") else pred
     if aval_of(pred).shape != ():
         raise ShapeError(f"cond: the predicate must be a scalar, got {aval_of(pred)}; use anp.where for arrays")
-    return switch(ew.convert(pred, np.int64), [false_fn, true_fn], *operands)
+    return _switch(ew.convert(pred, np.int64), [false_fn, true_fn], operands, ["the false branch", "the true branch"])
 
 
 cond_p.sample = lambda rng: [

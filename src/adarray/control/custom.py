@@ -104,6 +104,7 @@ class custom_jvp:  # noqa: N801 - named like the decorator users know from JAX
 
     def __init__(self, fun):
         self.fun, self.rule = fun, None
+        self._in_rule = False  # calls of the function inside its own rule are plain calls
         functools.update_wrapper(self, fun)
 
     def defjvp(self, rule):
@@ -113,6 +114,8 @@ class custom_jvp:  # noqa: N801 - named like the decorator users know from JAX
     def __call__(self, *args):
         if self.rule is None:
             raise ArgumentError(f"custom_jvp '{self.__name__}' has no rule: decorate one with @{self.__name__}.defjvp")
+        if self._in_rule:
+            return self.fun(*args)
         leaves, tree = flatten(list(args))
         avals = [aval_of(leaf) for leaf in leaves]
         fun, out_tree, fun_closure = trace_program(lambda *ls: self.fun(*unflatten(tree, ls)), avals, self.__name__)
@@ -126,7 +129,11 @@ class custom_jvp:  # noqa: N801 - named like the decorator users know from JAX
             out, tangent_out = self.rule(tuple(primals), tuple(tangents))
             return list(flatten(out)[0]) + list(flatten(tangent_out)[0])
 
-        rule_program, _, rule_closure = trace_program(rule, avals + tangent_avals, f"{self.__name__} jvp rule")
+        self._in_rule = True
+        try:
+            rule_program, _, rule_closure = trace_program(rule, avals + tangent_avals, f"{self.__name__} jvp rule")
+        finally:
+            self._in_rule = False
         if fun_closure or rule_closure:
             raise ArgumentError(f"custom_jvp '{self.__name__}': close over constants only, pass traced values as "
                                 "arguments")

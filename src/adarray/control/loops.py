@@ -204,17 +204,17 @@ fold_p.batch = _fold_batch
 
 # --- the user-facing loops -----------------------------------------------------------------------
 
+_BRANCHING = 8  # "binomial": blocks of 8 per level, about log_8(n) levels
+
+
 def _policy_blocks(length: int, checkpoint):
     """Block sizes from the outermost level inward, or [] to keep every step ("all")."""
     if checkpoint in (None, "all"):
         return []
     if checkpoint == "binomial":
-        levels = max(1, round(math.log(max(length, 2), 3)))
-        sizes, inner = [], 1
-        for _ in range(levels - 1):
-            inner *= 3
-            sizes.append(inner)
-        return [s for s in reversed(sizes) if s < length]
+        levels = max(1, round(math.log(max(length, 2), _BRANCHING)))
+        sizes = [_BRANCHING ** level for level in range(levels - 1, 0, -1)]
+        return [s for s in sizes if s < length]
     if isinstance(checkpoint, int) and not isinstance(checkpoint, bool) and checkpoint >= 1:
         return [checkpoint] if checkpoint < length else []
     raise ArgumentError(f"checkpoint must be 'all', 'binomial' or a positive integer, got {checkpoint!r}")
