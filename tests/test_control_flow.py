@@ -79,7 +79,8 @@ def test_where_of_sqrt_and_norm_at_zero_are_finite():
 
 
 def test_branches_with_different_outputs_name_the_leaf():
-    with pytest.raises(ad.ShapeError, match=r"leaf \[1\] is f64\[2\] in the false branch but f64\[3\] in the true branch"):
+    expected = r"leaf \[1\] is f64\[2\] in the false branch but f64\[3\] in the true branch"
+    with pytest.raises(ad.ShapeError, match=expected):
         ad.cond(True, lambda x: (x, x), lambda x: (x, x[:2]), np.ones(3))
     with pytest.raises(ad.ShapeError, match="structure"):
         ad.cond(True, lambda x: (x, x), lambda x: x, np.ones(3))
