@@ -113,9 +113,12 @@ def _argmin(x, *, axis):
     return np.argmin(x, axis=axis)
 
 
+_ACCUMULATE = {"add": np.cumsum, "mul": np.cumprod, "max": np.maximum.accumulate, "min": np.minimum.accumulate}
+
+
 @impl("scan")
 def _scan(x, *, op, axis, reverse):
-    accumulate = np.cumsum if op == "add" else np.cumprod
+    accumulate = _ACCUMULATE[op]
     if reverse:
         return np.flip(accumulate(np.flip(x, axis), axis=axis), axis)
     return accumulate(x, axis=axis)

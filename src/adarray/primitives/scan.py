@@ -2,6 +2,9 @@
 linear_recurrence[axis, reverse] (s_k = a_k * s_(k-1) + b_k, s_(-1) = 0).
 
 cumsum is linear; its transpose is the cumsum running the other way.
+cummax/cummin send each output's derivative to the element it took its value from
+(the first to reach the running extremum: ties keep the earlier element, the tie
+policy of every reduction here): a gather in forward mode, a scatter-add in reverse.
 cumprod's rules are division-free, exact with zeros and differentiable to any
 order, because they are linear recurrences (the Futhark paper's scan rule with
 the operator's Jacobians, specialised to multiplication):
@@ -23,8 +26,8 @@ from .structural import slice_array, unslice
 
 
 def _scan_abstract_eval(x, *, op, axis, reverse):
-    if op not in ("add", "mul"):
-        raise ShapeError(f"scan: unknown operator {op!r}")
+    if op not in ("add", "mul", "max", "min"):
+        raise ShapeError(f"scan: unknown operator {op!r}; known: add, mul, max, min")
     if not 0 <= axis < x.ndim:
         raise ShapeError(f"scan: axis {axis} out of range for {x}")
     return x
@@ -39,6 +42,54 @@ def cumsum(x, axis: int, reverse: bool = False):
 
 def cumprod(x, axis: int, reverse: bool = False):
     return scan_p.bind(x, op="mul", axis=int(axis), reverse=bool(reverse))
+
+
+def cumulative(x, op: str, axis: int, reverse: bool = False):
+    """Inclusive scan of a known monoid ("add", "mul", "max", "min") along `axis`."""
+    return scan_p.bind(x, op=op, axis=int(axis), reverse=bool(reverse))
+
+
+def _along(shape, axis, values):
+    """`values` (length shape[axis]) broadcast along `axis` of `shape` (a constant)."""
+    view = [1] * len(shape)
+    view[axis] = shape[axis]
+    return np.broadcast_to(np.reshape(values, view), shape)
+
+
+def running_winner(x, output, op, axis, reverse):
+    """For each position i, the index (along `axis`) of the element that the running max/min
+    took its value from: the first one to reach it (ties keep the earlier element)."""
+    shape = aval_of_value(x).shape
+    n = shape[axis]
+    edge = -np.inf if op == "max" else np.inf
+    previous = shift(output, axis, reverse, fill=edge)
+    beats = ew.gt(x, previous) if op == "max" else ew.lt(x, previous)
+    start = _along(shape, axis, np.arange(n) == (n - 1 if reverse else 0))
+    new = ew.logical_or(beats, start)
+    positions = _along(shape, axis, np.arange(n, dtype=np.int64))
+    if reverse:
+        return cumulative(ew.select(new, positions, np.full(shape, n, np.int64)), "min", axis, reverse=True)
+    return cumulative(ew.select(new, positions, np.full(shape, -1, np.int64)), "max", axis)
+
+
+def _index_along(values, winners, axis):
+    """values taken along `axis` at `winners` (same shape as values): a gather."""
+    from .indexing import gather
+
+    shape = aval_of_value(values).shape
+    grids = [winners if d == axis else _along(shape, d, np.arange(shape[d], dtype=np.int64))
+             for d in range(len(shape))]
+    return gather(values, (("array",),) * len(shape), grids)
+
+
+def _add_along(values, winners, axis):
+    """The transpose of _index_along: values added into the positions `winners` along `axis`."""
+    from .indexing import scatter
+
+    shape = aval_of_value(values).shape
+    grids = [winners if d == axis else _along(shape, d, np.arange(shape[d], dtype=np.int64))
+             for d in range(len(shape))]
+    return scatter(ew.zeros_like(values), (("array",),) * len(shape), grids, values, "add")
 
 
 def shift(x, axis: int, reverse: bool = False, fill: float = 0.0):
@@ -82,6 +133,8 @@ def _scan_jvp(tangents, primals, output, *, op, axis, reverse):
         return Zero(aval_of_value(output))
     if op == "add":
         return cumsum(tangent, axis, reverse)
+    if op in ("max", "min"):
+        return _index_along(tangent, running_winner(x, output, op, axis, reverse), axis)
     return _cumprod_jvp(tangent, x, output, axis, reverse)
 
 
@@ -91,6 +144,8 @@ def _scan_vjp(cotangent, primals, output, needs, *, op, axis, reverse):
         return [None]
     if op == "add":
         return [cumsum(cotangent, axis, not reverse)]
+    if op in ("max", "min"):
+        return [_add_along(cotangent, running_winner(x, output, op, axis, reverse), axis)]
     return [_cumprod_vjp(cotangent, x, output, axis, reverse)]
 
 
@@ -147,6 +202,10 @@ scan_p.sample = lambda rng: [
     ([np.array([2.0, 0.5, 0.0, 3.0])], {"op": "mul", "axis": 0, "reverse": False}),
     ([np.array([[2.0, 0.5, 0.0, 3.0]])], {"op": "mul", "axis": 1, "reverse": True}),
     ([np.zeros((0, 3))], {"op": "mul", "axis": 0, "reverse": False}),
+    ([rng.normal(size=(2, 5))], {"op": "max", "axis": 1, "reverse": False}),
+    ([rng.normal(size=(5, 2))], {"op": "min", "axis": 0, "reverse": True}),
+    ([np.array([1.0, 3.0, 2.5, 2.0, 5.0])], {"op": "max", "axis": 0, "reverse": False}),
+    ([np.array([1.0, 3.0, 2.5, 2.0, 5.0])], {"op": "min", "axis": 0, "reverse": True}),
 ]
 linear_recurrence_p.sample = lambda rng: [
     ([rng.normal(size=(6,)), rng.normal(size=(6,))], {"axis": 0, "reverse": False}),
