@@ -18,6 +18,7 @@ ALLOWED = {
     "numpy": {"core", "tracing", "primitives"},
     "testing": {"core", "tracing", "primitives", "transforms", "passes", "backends"},
     "control": {"core", "tracing", "primitives", "transforms", "passes", "backends"},
+    "parallel": {"core", "tracing", "primitives", "transforms", "passes", "backends", "control", "numpy"},
 }
 
 

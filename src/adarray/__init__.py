@@ -31,11 +31,22 @@ from .core.ir import Program
 from .core.parser import parse_program
 from .jacobians import hessian, hvp, jacfwd, jacrev, linearize
 from .numpy import stop_gradient
+from .parallel import (
+    reduce,
+    reduce_by_index,
+    scan,
+    segment_max,
+    segment_mean,
+    segment_min,
+    segment_prod,
+    segment_sum,
+)
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "checkpoint", "cond", "custom_jvp", "custom_vjp", "fold", "fori_loop", "switch", "while_loop",
+    "reduce", "reduce_by_index", "scan", "segment_max", "segment_mean", "segment_min", "segment_prod",
+    "segment_sum", "checkpoint", "cond", "custom_jvp", "custom_vjp", "fold", "fori_loop", "switch", "while_loop",
     "ArgumentError", "Error", "ExecutionError", "IndexOutOfRangeError", "NonDifferentiableError",
     "ParseError", "Program", "ShapeError", "TracingError", "UnsupportedError", "VerifyError",
     "grad", "hessian", "hvp", "jacfwd", "jacrev", "jit", "jvp", "linearize", "make_ir", "parse_program",

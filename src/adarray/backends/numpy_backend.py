@@ -141,6 +141,31 @@ def _linear_recurrence(a, b, *, axis, reverse):
     return np.ascontiguousarray(np.moveaxis(offsets, 0, axis))
 
 
+@impl("matrix_recurrence")
+def _matrix_recurrence(a, b, *, reverse):
+    """Doubling on pairs (A, b): (A1, b1) then (A2, b2) composes to (A2 A1, A2 b1 + b2)."""
+    axis = np.ndim(b) - 2
+    a, b = np.asarray(a), np.asarray(b)
+    if reverse:
+        a, b = np.flip(a, axis), np.flip(b, axis)
+    matrices, offsets = a.copy(), b.copy()
+    n, step = b.shape[axis], 1
+    later = (slice(None),) * axis
+    while step < n:
+        head, tail = later + (slice(step, None),), later + (slice(None, n - step),)
+        offsets[head] = offsets[head] + np.einsum("...ij,...j->...i", matrices[head], offsets[tail])
+        matrices[head] = matrices[head] @ matrices[tail]
+        step *= 2
+    if reverse:
+        offsets = np.flip(offsets, axis)
+    return np.ascontiguousarray(offsets)
+
+
+@impl("argsort")
+def _argsort(x, *, axis):
+    return np.argsort(x, axis=axis, kind="stable")
+
+
 @impl("gather")
 def _gather(x, *indices, spec):
     return np.asarray(x)[numpy_index(spec, indices)]

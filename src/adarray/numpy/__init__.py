@@ -15,6 +15,7 @@ import types
 import numpy as _np
 
 from ..tracing import ARRAY_METHODS
+from ._counting import bincount, histogram
 from ._creation import (
     arange,
     array,
@@ -94,8 +95,11 @@ from ._reductions import (
     any,
     argmax,
     argmin,
+    cummax,
+    cummin,
     cumprod,
     cumsum,
+    logcumsumexp,
     logsumexp,
     max,
     mean,

@@ -133,3 +133,33 @@ def cumprod(x, axis=None):
     """Cumulative product; its gradient is exact with zeros."""
     x, axis = _flat_or_axis(x, axis, "cumprod")
     return scans.cumprod(cast(x, _accumulator(x)), axis)
+
+
+def cummax(x, axis=None):
+    """Running maximum; each output's derivative goes to the first element reaching it."""
+    x, axis = _flat_or_axis(x, axis, "cummax")
+    return scans.cumulative(x, "max", axis)
+
+
+def cummin(x, axis=None):
+    """Running minimum; each output's derivative goes to the first element reaching it."""
+    x, axis = _flat_or_axis(x, axis, "cummin")
+    return scans.cumulative(x, "min", axis)
+
+
+def logcumsumexp(x, axis=None, reverse=False):
+    """log(cumsum(exp(x))) without overflow (shifted by the constant maximum)."""
+    x, axis = _flat_or_axis(x, axis, "logcumsumexp")
+    x = cast(x, float_dtype(x))
+    if shape(x)[axis] == 0:
+        return x
+    peak = ew.stop_gradient(max(x, axis=axis, keepdims=True))
+    peak = where(ew.isfinite(peak), peak, 0.0)
+    total = scans.cumulative(exp(subtract(x, peak)), "add", axis, reverse)
+    return ew.add(log(total), _broadcast_like(peak, x))
+
+
+def _broadcast_like(value, like):
+    from ..primitives.structural import broadcast_in_dim
+
+    return broadcast_in_dim(value, shape(like), tuple(range(len(shape(like)))))

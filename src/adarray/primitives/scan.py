@@ -218,3 +218,68 @@ scan_p.batch = lambda args, batched, size, *, op, axis, reverse: (
     scan_p.bind(args[0], op=op, axis=axis + 1, reverse=reverse), True)
 linear_recurrence_p.batch = lambda args, batched, size, *, axis, reverse: (
     linear_recurrence(*batch_all(args, batched, size), axis + 1, reverse), True)
+
+
+# --- matrix_recurrence: the linear recurrence of the general scan rule ----------------------------
+
+def _matrix_recurrence_abstract_eval(a, b, *, reverse):
+    if a.ndim < 3 or a.shape[:-1] != b.shape or a.shape[-1] != a.shape[-2] or a.dtype != b.dtype:
+        raise ShapeError(f"matrix_recurrence: matrices {a} and vectors {b} do not fit (..., n, d, d), (..., n, d)")
+    return b
+
+
+matrix_recurrence_p = Primitive("matrix_recurrence", _matrix_recurrence_abstract_eval)
+
+
+def matrix_recurrence(a, b, reverse: bool = False):
+    """s_k = A_k s_(k-1) + b_k along axis -2 of b (s_(k+1) if reverse), starting from 0.
+
+    The derivative of a general scan is this recurrence over the operator's Jacobians
+    (Futhark's scan rule); its own rules use only itself, so every order stays in the family.
+    """
+    return matrix_recurrence_p.bind(a, b, reverse=bool(reverse))
+
+
+def _shift_vectors(s, reverse):
+    """s_(k-1) (or s_(k+1) if reverse) along axis -2, zero entering."""
+    return shift(s, len(aval_of_value(s).shape) - 2, reverse)
+
+
+def _matrix_recurrence_jvp(tangents, primals, output, *, reverse):
+    from .linalg import einsum
+
+    (ta, tb), (a, _) = tangents, primals
+    if is_zero(ta) and is_zero(tb):
+        return Zero(aval_of_value(output))
+    offsets = tb
+    if not is_zero(ta):
+        batch = "".join(chr(ord("A") + i) for i in range(len(aval_of_value(a).shape) - 3))
+        pushed = einsum(f"{batch}kij,{batch}kj->{batch}ki", ta, _shift_vectors(output, reverse))
+        offsets = add_tangents(offsets, pushed)
+    return matrix_recurrence(a, offsets, reverse)
+
+
+def _matrix_recurrence_vjp(cotangent, primals, output, needs, *, reverse):
+    from .linalg import einsum
+    from .structural import transpose
+
+    a, _ = primals
+    if is_zero(cotangent):
+        return [None, None]
+    ndim = len(aval_of_value(a).shape)
+    batch = "".join(chr(ord("A") + i) for i in range(ndim - 3))
+    following = shift(a, ndim - 3, not reverse)  # A_(k+1) (A_(k-1) if reverse), zero entering
+    swapped = transpose(following, tuple(range(ndim - 2)) + (ndim - 1, ndim - 2))
+    adjoint = matrix_recurrence(swapped, cotangent, not reverse)
+    ct_a = einsum(f"{batch}ki,{batch}kj->{batch}kij", adjoint, _shift_vectors(output, reverse)) if needs[0] else None
+    return [ct_a, adjoint]
+
+
+matrix_recurrence_p.jvp, matrix_recurrence_p.vjp = _matrix_recurrence_jvp, _matrix_recurrence_vjp
+matrix_recurrence_p.batch = lambda args, batched, size, *, reverse: (
+    matrix_recurrence(*batch_all(args, batched, size), reverse), True)
+matrix_recurrence_p.sample = lambda rng: [
+    ([rng.normal(size=(5, 2, 2)) * 0.7, rng.normal(size=(5, 2))], {"reverse": False}),
+    ([rng.normal(size=(3, 4, 3, 3)) * 0.5, rng.normal(size=(3, 4, 3))], {"reverse": True}),
+    ([np.zeros((0, 2, 2)), np.zeros((0, 2))], {"reverse": False}),
+]
