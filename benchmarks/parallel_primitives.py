@@ -1,0 +1,173 @@
+"""Reverse-mode cost of reduce, scan and reduce_by_index (Futhark's parallel building blocks).
+
+For each primitive and operator (add, mul, min, a general 2x2 matrix product and linear-function
+composition) it times the primal and the gradient (both staged with ad.jit, first call excluded)
+and reports gradient / primal, with the specialised rule and, where one applies, the general rule
+forced on the same monoid. JAX and PyTorch run the same computations side by side when installed.
+
+    python benchmarks/parallel_primitives.py [--size 1000000] [--bins 1000,100000] [--quick]
+    adarray bench parallel ...
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+
+import adarray as ad
+import adarray.numpy as anp
+from adarray.core.pytree import flatten
+from adarray.core.types import Aval
+from adarray.parallel.api import _trace_operator
+from adarray.parallel.general import general_reduce, general_scan
+
+
+def best_time(fn, *args, min_total=0.2, max_repeats=20):
+    """Minimum seconds per call, repeated until `min_total` seconds have passed (first call excluded)."""
+    fn(*args)
+    times, start = [], time.perf_counter()
+    while len(times) < max_repeats and (time.perf_counter() - start < min_total or len(times) < 3):
+        begin = time.perf_counter()
+        fn(*args)
+        times.append(time.perf_counter() - begin)
+    return min(times)
+
+
+def _matmul(a, b):
+    return a @ b
+
+
+def _compose(f, g):
+    return f[0] * g[0], f[1] * g[0] + g[1]
+
+
+def _forced_general(kind, op, identity, element_shape=()):
+    """The general rule on an operator the API would otherwise specialise."""
+    program = _trace_operator(op, [Aval(element_shape, np.float64)], flatten(0.0)[1])
+    run = general_reduce if kind == "reduce" else general_scan
+    return lambda x: run(program, [x], [np.asarray(identity)])[0]
+
+
+def cases(size, bins_list, rng):
+    """(primitive, operator, rule, adarray function of x, argument)."""
+    x = rng.uniform(0.5, 1.5, size)
+    matrices = rng.normal(size=(size // 4, 2, 2)) * 0.5 + np.eye(2)
+    pairs = (rng.uniform(0.5, 1.0, size // 2), rng.normal(size=size // 2))
+    out = []
+    for kind, api in (("reduce", ad.reduce), ("scan", ad.scan)):
+        # Squared, so that the gradient depends on the input (a linear loss has a constant gradient,
+        # which the simplifier would fold away).
+        total = (lambda f: lambda v: anp.sum(f(v) ** 2)) if kind == "scan" else (lambda f: lambda v: f(v) ** 2)
+        for name, op, identity in (("add", "add", 0.0), ("mul", "mul", 1.0), ("min", "min", np.inf)):
+            out.append((kind, name, "specialised", total(lambda v, op=op, api=api: api(op, v)), x))
+            general_op = {"add": lambda a, b: a + b, "mul": lambda a, b: a * b, "min": anp.minimum}[name]
+            out.append((kind, name, "general", total(_forced_general(kind, general_op, identity)), x))
+        out.append((kind, "matmul2x2", "general",
+                    lambda m, api=api: anp.sum(api(_matmul, m, identity=np.eye(2)) ** 2), matrices))
+        out.append((kind, "linear-composition", "general",
+                    lambda b, api=api, a=pairs[0]: anp.sum(api(_compose, (a, b), identity=(1.0, 0.0))[1] ** 2),
+                    pairs[1]))
+    for bins in bins_list:
+        indices = rng.integers(0, bins, size)
+        for name, identity in (("add", 0.0), ("mul", 1.0), ("min", np.inf)):
+            dest = np.full(bins, identity)
+            out.append((f"reduce_by_index[{bins}]", name, "specialised",
+                        lambda v, name=name, dest=dest, idx=indices:
+                        anp.sum(ad.reduce_by_index(dest, name, idx, v) ** 2), x))
+        dest = np.zeros(bins)
+        out.append((f"reduce_by_index[{bins}]", "add", "general",
+                    lambda v, dest=dest, idx=indices: anp.sum(ad.reduce_by_index(dest, lambda a, b: a + b * 1.0, idx, v,
+                                                                                 identity=0.0) ** 2), x))
+    return out
+
+
+def _jax_pair(jax, fn, x):
+    """(primal, gradient) seconds of a jitted JAX function and its jitted gradient."""
+    primal, gradient = jax.jit(fn), jax.jit(jax.grad(fn))
+    return (best_time(lambda: primal(x).block_until_ready()), best_time(lambda: gradient(x).block_until_ready()))
+
+
+def peers(size, bins_list, rng):
+    """(primitive, operator, tool, primal seconds, gradient seconds) for JAX and PyTorch, when installed."""
+    rows = []
+    x = rng.uniform(0.5, 1.5, size)
+    try:
+        import jax
+        import jax.numpy as jnp
+
+        jax.config.update("jax_enable_x64", True)
+        xj = jnp.asarray(x)
+        for kind, name, fn in (("reduce", "mul", lambda v: jnp.prod(v) ** 2),
+                               ("scan", "add", lambda v: jnp.sum(jnp.cumsum(v) ** 2)),
+                               ("scan", "mul", lambda v: jnp.sum(jnp.cumprod(v) ** 2)),
+                               ("scan", "min", lambda v: jnp.sum(jax.lax.associative_scan(jnp.minimum, v) ** 2))):
+            rows.append((kind, name, "jax", *_jax_pair(jax, fn, xj)))
+        for bins in bins_list:
+            ids = jnp.asarray(rng.integers(0, bins, size))
+            for name, segment in (("add", jax.ops.segment_sum), ("min", jax.ops.segment_min)):
+                def histogram(v, segment=segment, ids=ids, bins=bins):
+                    return jnp.sum(segment(v, ids, num_segments=bins) ** 2)
+
+                rows.append((f"reduce_by_index[{bins}]", name, "jax", *_jax_pair(jax, histogram, xj)))
+    except ImportError:
+        pass
+    try:
+        import torch
+
+        xt = torch.tensor(x, requires_grad=True)
+
+        def torch_pair(fn):
+            def primal():
+                with torch.no_grad():
+                    fn(xt)
+
+            def gradient():
+                xt.grad = None
+                fn(xt).backward()
+
+            return best_time(primal), best_time(gradient)
+
+        rows.append(("reduce", "mul", "torch", *torch_pair(lambda v: torch.prod(v) ** 2)))
+        rows.append(("scan", "mul", "torch", *torch_pair(lambda v: (torch.cumprod(v, 0) ** 2).sum())))
+        for bins in bins_list:
+            ids = torch.tensor(rng.integers(0, bins, size))
+            for name, reduce in (("add", "sum"), ("min", "amin")):
+                def hist(v, reduce=reduce, ids=ids, bins=bins):
+                    base = torch.zeros(bins, dtype=v.dtype)
+                    return (base.scatter_reduce(0, ids, v, reduce=reduce, include_self=False) ** 2).sum()
+
+                rows.append((f"reduce_by_index[{bins}]", name, "torch", *torch_pair(hist)))
+    except ImportError:
+        pass
+    return rows
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="adarray bench parallel", description=__doc__.splitlines()[0])
+    parser.add_argument("--size", type=int, default=1_000_000, help="elements per input (default 10^6)")
+    parser.add_argument("--bins", default="1000,100000", help="reduce_by_index bin counts")
+    parser.add_argument("--quick", action="store_true", help="10^4 elements, 100 bins: a smoke run")
+    parser.add_argument("--no-peers", action="store_true", help="skip JAX and PyTorch")
+    args = parser.parse_args(argv)
+    size, bins_list = (10_000, [100]) if args.quick else (args.size, [int(b) for b in args.bins.split(",")])
+    rng = np.random.default_rng(0)
+    print(f"# parallel building blocks: {size:,} elements, NumPy backend, {os.cpu_count()} cores")
+    print("| primitive | operator | rule | primal ms | gradient ms | gradient / primal |")
+    print("|---|---|---|---|---|---|")
+    for kind, name, rule, fn, arg in cases(size, bins_list, rng):
+        primal, gradient = ad.jit(fn), ad.jit(ad.grad(fn))
+        t_primal, t_gradient = best_time(primal, arg), best_time(gradient, arg)
+        print(f"| {kind} | {name} | {rule} | {t_primal * 1e3:.2f} | {t_gradient * 1e3:.2f} | "
+              f"{t_gradient / t_primal:.1f}x |", flush=True)
+    if not args.no_peers:
+        for kind, name, tool, t_primal, t_gradient in peers(size, bins_list, rng):
+            print(f"| {kind} | {name} | {tool} | {t_primal * 1e3:.2f} | {t_gradient * 1e3:.2f} | "
+                  f"{t_gradient / t_primal:.1f}x |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
