@@ -7,37 +7,17 @@ import pytest
 
 import adarray as ad
 import adarray.numpy as anp
+from adarray.testing import numerical_gradient
 
 rng = np.random.default_rng(0)
 
 
-def numeric_grad(f, x, eps=1e-6):
-    x = np.asarray(x, dtype=float)
-    grad = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        e = np.zeros_like(x)
-        e[i] = eps
-        grad[i] = (np.asarray(f(x + e)) - np.asarray(f(x - e))) / (2 * eps)
-    return grad
-
-
-def numeric_jacobian(f, x, eps=1e-6):
-    """Rows: derivatives of f's output with respect to each input coordinate."""
-    x = np.asarray(x, dtype=float)
-    rows = []
-    for i in np.ndindex(x.shape):
-        e = np.zeros_like(x)
-        e[i] = eps
-        rows.append((np.asarray(f(x + e)) - np.asarray(f(x - e))) / (2 * eps))
-    return np.stack(rows)
-
-
 def assert_grad_matches(f, x, rtol=1e-6, atol=1e-8):
-    np.testing.assert_allclose(ad.grad(f)(x), numeric_grad(f, x), rtol=rtol, atol=atol)
+    np.testing.assert_allclose(ad.grad(f)(x), numerical_gradient(f, x), rtol=rtol, atol=atol)
 
 
 def assert_second_order_matches(f, x, rtol=1e-5, atol=1e-7):
-    np.testing.assert_allclose(ad.grad(ad.grad(f))(x), numeric_grad(ad.grad(f), x), rtol=rtol, atol=atol)
+    np.testing.assert_allclose(ad.grad(ad.grad(f))(x), numerical_gradient(ad.grad(f), x), rtol=rtol, atol=atol)
 
 
 # --- cond and switch -----------------------------------------------------------------------------
@@ -110,7 +90,7 @@ def test_fold_gradient_with_pytree_carry_and_xs(reverse):
         def along(v, key=key):
             return recurrence(dict(xs, **{key: v}), reverse)
 
-        np.testing.assert_allclose(grads[key], numeric_grad(along, xs[key]), rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(grads[key], numerical_gradient(along, xs[key]), rtol=1e-6, atol=1e-8)
 
 
 @pytest.mark.parametrize("policy", [1, 2, 3, "binomial"])
@@ -219,9 +199,9 @@ def test_while_gradients_and_policies(policy):
     x, w = rng.normal(size=3), rng.uniform(0.8, 1.2, size=3)
     assert_grad_matches(lambda x: counted(x, w, policy), x)
     np.testing.assert_allclose(ad.grad(lambda x, w: counted(x, w, policy), argnums=1)(x, w),
-                               numeric_grad(lambda w: counted(x, w), w), rtol=1e-6, atol=1e-8)
+                               numerical_gradient(lambda w: counted(x, w), w), rtol=1e-6, atol=1e-8)
     hessian = ad.hessian(lambda x: counted(x, w, policy))(x)
-    np.testing.assert_allclose(hessian, numeric_jacobian(lambda x: ad.grad(counted)(x, w), x), rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(hessian, numerical_gradient(lambda x: ad.grad(counted)(x, w), x), rtol=1e-5, atol=1e-7)
 
 
 def test_while_under_vmap_runs_until_every_lane_is_done():

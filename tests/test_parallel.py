@@ -10,18 +10,9 @@ from adarray.core.pytree import flatten
 from adarray.core.types import Aval
 from adarray.parallel.api import _trace_operator
 from adarray.parallel.general import general_reduce, general_scan
+from adarray.testing import numerical_gradient
 
 rng = np.random.default_rng(0)
-
-
-def numeric_grad(f, x, eps=1e-6):
-    x = np.asarray(x, dtype=float)
-    grad = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        e = np.zeros_like(x)
-        e[i] = eps
-        grad[i] = (f(x + e) - f(x - e)) / (2 * eps)
-    return grad
 
 
 def matmul(a, b):
@@ -78,7 +69,7 @@ def test_reduce_of_a_non_commutative_operator(n):
     weights = np.array([[1.0, -2.0], [0.5, 3.0]])
     f = lambda ms: anp.sum(ad.reduce(matmul, ms, identity=np.eye(2)) * weights)
     np.testing.assert_allclose(ad.reduce(matmul, ms, identity=np.eye(2)), np.linalg.multi_dot([np.eye(2), *ms]))
-    np.testing.assert_allclose(ad.grad(f)(ms), numeric_grad(lambda m: float(f(m)), ms), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(ad.grad(f)(ms), numerical_gradient(lambda m: float(f(m)), ms), rtol=1e-6, atol=1e-8)
 
 
 def test_reduce_of_tuple_elements_and_an_axis():
@@ -90,7 +81,7 @@ def test_reduce_of_tuple_elements_and_an_axis():
     np.testing.assert_allclose(ra, expected_a)
     np.testing.assert_allclose(rb, expected_b)
     g = ad.grad(lambda b: anp.sum(ad.reduce(compose, (a, b), axis=1, identity=(1.0, 0.0))[1]))(b)
-    np.testing.assert_allclose(g, numeric_grad(lambda v: float(np.sum(ad.reduce(compose, (a, v), axis=1,
+    np.testing.assert_allclose(g, numerical_gradient(lambda v: float(np.sum(ad.reduce(compose, (a, v), axis=1,
                                                                                   identity=(1.0, 0.0))[1])), b))
 
 
@@ -153,13 +144,13 @@ def test_scan_variants_match_a_python_loop(reverse, inclusive):
                                        identity=(1.0, 0.0))[1] ** 2))
     g = ad.grad(lambda v: anp.sum(ad.scan(compose, (a, v), reverse=reverse, inclusive=inclusive,
                                           identity=(1.0, 0.0))[1] ** 2))(b)
-    np.testing.assert_allclose(g, numeric_grad(f, b), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(g, numerical_gradient(f, b), rtol=1e-6, atol=1e-8)
 
 
 def test_scan_of_matrices_and_second_order():
     ms = rng.normal(size=(5, 2, 2)) * 0.8
     f = lambda ms: anp.sum(ad.scan(matmul, ms, identity=np.eye(2)) ** 2)
-    np.testing.assert_allclose(ad.grad(f)(ms), numeric_grad(lambda m: float(f(m)), ms), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(ad.grad(f)(ms), numerical_gradient(lambda m: float(f(m)), ms), rtol=1e-6, atol=1e-8)
     v = rng.normal(size=ms.shape)
     hv = ad.jvp(ad.grad(f), (ms,), (v,))[1]
     eps = 1e-5
@@ -239,7 +230,7 @@ def test_general_reduce_by_index_with_a_non_commutative_operator():
     np.testing.assert_allclose(out[1], np.eye(2))
     f = lambda ms: float(np.sum(ad.reduce_by_index(dest, matmul, INDICES, ms, identity=np.eye(2)) ** 2))
     g = ad.grad(lambda ms: anp.sum(ad.reduce_by_index(dest, matmul, INDICES, ms, identity=np.eye(2)) ** 2))(ms)
-    np.testing.assert_allclose(g, numeric_grad(f, ms), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(g, numerical_gradient(f, ms), rtol=1e-6, atol=1e-8)
 
 
 def test_reduce_by_index_empty_values():

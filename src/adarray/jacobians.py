@@ -12,7 +12,7 @@ import functools
 
 import numpy as np
 
-from .api import _name, _normalize_argnums, _stage, _Staged, _wrt, grad, jvp
+from .api import _name, _normalize_argnums, _stage, _Staged, _unflatten_grads, _wrt, grad, jvp
 from .core.errors import NonDifferentiableError
 from .core.ir import Program
 from .core.pytree import flatten, unflatten
@@ -76,7 +76,7 @@ def _jacobian(fn, argnums, mode: str):
         staged, leaves = _stage(fn, ("jac" + mode, nums), args, (), build)
         flat = staged(leaves)
         blocks = _arrange(flat, staged.wrt_avals, staged.out_avals, mode)
-        per_output = [_group(row, args, nums, argnums) for row in blocks]
+        per_output = [_unflatten_grads(args, nums, row, argnums) for row in blocks]
         return unflatten(staged.out_tree, per_output)
 
     return jacobian
@@ -101,16 +101,6 @@ def _arrange(flat, in_avals, out_avals, mode):
                 blocks[i][j] = reshape(value[start:start + out_aval.size], out_aval.shape + in_aval.shape)
                 start += out_aval.size
     return blocks
-
-
-def _group(row, args, nums, argnums):
-    """Arrange one output's blocks in the structure of the differentiated arguments."""
-    row = iter(row)
-    grouped = []
-    for n in nums:
-        leaves, tree = flatten(args[n])
-        grouped.append(unflatten(tree, [next(row) for _ in leaves]))
-    return grouped[0] if isinstance(argnums, int) else tuple(grouped)
 
 
 def jacfwd(fn, argnums=0):

@@ -35,6 +35,7 @@ __all__ = [
     "check_second_order",
     "check_vjp",
     "check_vmap",
+    "numerical_gradient",
     "numerical_jvp",
     "program_tolerance",
     "tolerances",
@@ -328,3 +329,18 @@ def check_vmap(program: Program, args, rng, size: int = 3) -> None:
             expected = np.stack([s[index] for s in slices]) if flag else slices[0][index]
             _check_close(value, expected, tolerance.exact, tolerance.exact,
                          f"vmap output {index} (batched inputs {batched})", program, batched_program)
+
+
+def numerical_gradient(f, x, eps: float = 1e-6):
+    """Central differences of a scalar function, one coordinate at a time (float64).
+
+    For a vector-valued f the result stacks one row per input coordinate (a Jacobian's rows).
+    """
+    x = np.asarray(x, dtype=np.float64)
+    rows = []
+    for index in np.ndindex(x.shape):
+        step = np.zeros_like(x)
+        step[index] = eps
+        rows.append((np.asarray(f(x + step), np.float64) - np.asarray(f(x - step), np.float64)) / (2 * eps))
+    stacked = np.stack(rows) if rows else np.zeros((0,))
+    return stacked.reshape(x.shape) if stacked.ndim == 1 else stacked
