@@ -103,6 +103,17 @@ def _reduce(x, *, op, axes):
     return np.asarray(_REDUCERS[op](x, axis=axes))
 
 
+@impl("product_others")
+def _product_others(x, *, axes):
+    """Zero counting: no zero -> prod / x; one zero -> the product of the others at the zero; more -> 0."""
+    x = np.asarray(x)
+    is_zero = x == 0
+    zeros = np.sum(is_zero, axis=axes, keepdims=True)
+    safe = np.where(is_zero, 1, x)
+    product = np.prod(safe, axis=axes, keepdims=True)
+    return np.where(zeros == 0, product / safe, np.where((zeros == 1) & is_zero, product, 0)).astype(x.dtype)
+
+
 @impl("argmax")
 def _argmax(x, *, axis):
     return np.argmax(x, axis=axis)

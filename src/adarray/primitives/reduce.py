@@ -3,12 +3,13 @@ and argmax/argmin.
 
 Reverse-mode rules (Futhark's specialisations, see shared/design/papers):
   * add: the cotangent is broadcast back (linear; transpose = broadcast_in_dim);
-  * mul: the partial of x_i is the product of the others, computed as exclusive
-    prefix times exclusive suffix products (no division: exact with any number
-    of zeros, never NaN, and differentiable again at zeros, which zero counting
-    is not);
+  * mul: the partial of x_i is the product of the others (product_others):
+    zero counting computes it (exact with any number of zeros, never NaN), and
+    its own derivatives go through exclusive prefix and suffix products, which
+    stay exact at zeros to any order;
   * max/min: the whole cotangent goes to the first (lowest-index, in row-major
-    order over the reduced axes) element equal to the result.
+    order over the reduced axes) element equal to the result: argmax/argmin's
+    choice, so the rule is a scatter of the cotangent to it (a gather in jvp).
 """
 from __future__ import annotations
 
@@ -72,31 +73,96 @@ def _flatten_reduced(x, axes):
     return flat, kept_shape, count, restore
 
 
-def _first_winner(x, out, axes):
-    """1.0 at the first element (row-major over `axes`) equal to the reduced result, else 0.0."""
-    flat, kept_shape, count, restore = _flatten_reduced(x, axes)
-    leading = tuple(range(len(kept_shape)))
-    hits = ew.eq(flat, broadcast_in_dim(out, kept_shape + (count,), leading))
-    first = argmax(hits, len(kept_shape))
-    positions = np.broadcast_to(np.arange(count), kept_shape + (count,))
-    onehot = ew.eq(positions, broadcast_in_dim(first, kept_shape + (count,), leading))
-    return restore(ew.convert(onehot, aval_of_value(x).dtype))
-
-
-def _product_partials(x, axes):
-    """d prod(x) / d x_i = (product before i) * (product after i): exclusive prefix and suffix
-    products, so exact with zeros, division-free and differentiable to any order."""
+def _winner_index(x, op, axes):
+    """(flattened x, index arrays of each reduced row's winner): the first maximal (minimal)
+    element, which is exactly what argmax (argmin) returns."""
     flat, kept_shape, count, restore = _flatten_reduced(x, axes)
     last = len(kept_shape)
-    before = shift(cumprod(flat, last), last, fill=1.0)
-    after = shift(cumprod(flat, last, reverse=True), last, reverse=True, fill=1.0)
-    return restore(ew.mul(before, after))
+    winner = (argmax if op == "max" else argmin)(flat, last)
+    grids = [np.broadcast_to(np.arange(n, dtype=np.int64).reshape([-1 if d == i else 1 for d in range(last)]),
+                             kept_shape) for i, n in enumerate(kept_shape)]
+    return flat, grids + [winner], restore
 
 
-def _partials(x, out, op, axes):
-    if op == "mul":
-        return _product_partials(x, axes)
-    return _first_winner(x, out, axes)
+def _extremum_jvp(tangent, x, op, axes):
+    from .indexing import gather
+
+    _, index, _ = _winner_index(x, op, axes)
+    flat_tangent = _flatten_reduced(tangent, axes)[0]
+    return gather(flat_tangent, (("array",),) * len(index), index)
+
+
+def _extremum_vjp(cotangent, x, op, axes):
+    from .indexing import scatter
+
+    flat, index, restore = _winner_index(x, op, axes)
+    return restore(scatter(ew.zeros_like(flat), (("array",),) * len(index), index, cotangent, "add"))
+
+
+# --- product_others: d prod(x) / d x_i, the product of the other elements -----------------------
+
+def _product_others_abstract_eval(x, *, axes):
+    if len(set(axes)) != len(axes) or any(not 0 <= a < x.ndim for a in axes):
+        raise ShapeError(f"product_others: axes {tuple(axes)} out of range for {x}")
+    return x
+
+
+product_others_p = Primitive("product_others", _product_others_abstract_eval)
+
+
+def product_others(x, axes):
+    """For each element, the product of the other elements of its reduced group.
+
+    Computed by zero counting (fast, exact, never NaN); its own derivatives go through exclusive
+    prefix and suffix products, which stay exact at zeros to any order (zero counting does not).
+    """
+    return product_others_p.bind(x, axes=tuple(sorted(int(a) for a in axes)))
+
+
+def _prefix_suffix(x, axes):
+    flat, kept_shape, count, restore = _flatten_reduced(x, axes)
+    last = len(kept_shape)
+    prefix, suffix = cumprod(flat, last), cumprod(flat, last, reverse=True)
+    return flat, last, prefix, suffix, restore
+
+
+def _product_others_jvp(tangents, primals, output, *, axes):
+    (tangent,), (x,) = tangents, primals
+    if is_zero(tangent):
+        return Zero(aval_of_value(output))
+    from .scan import _cumprod_jvp
+
+    flat, last, prefix, suffix, restore = _prefix_suffix(x, axes)
+    flat_tangent = _flatten_reduced(tangent, axes)[0]
+    before, after = shift(prefix, last, fill=1.0), shift(suffix, last, reverse=True, fill=1.0)
+    d_before = shift(_cumprod_jvp(flat_tangent, flat, prefix, last, False), last)
+    d_after = shift(_cumprod_jvp(flat_tangent, flat, suffix, last, True), last, reverse=True)
+    return restore(ew.add(ew.mul(d_before, after), ew.mul(before, d_after)))
+
+
+def _product_others_vjp(cotangent, primals, output, needs, *, axes):
+    (x,) = primals
+    if is_zero(cotangent):
+        return [None]
+    from .scan import _cumprod_vjp
+
+    flat, last, prefix, suffix, restore = _prefix_suffix(x, axes)
+    ct = _flatten_reduced(cotangent, axes)[0]
+    before, after = shift(prefix, last, fill=1.0), shift(suffix, last, reverse=True, fill=1.0)
+    # shift's transpose moves values back one step (the entering constant gets no cotangent)
+    ct_prefix, ct_suffix = shift(ew.mul(ct, after), last, reverse=True), shift(ew.mul(ct, before), last)
+    grad = ew.add(_cumprod_vjp(ct_prefix, flat, prefix, last, False), _cumprod_vjp(ct_suffix, flat, suffix, last, True))
+    return [restore(grad)]
+
+
+product_others_p.jvp, product_others_p.vjp = _product_others_jvp, _product_others_vjp
+product_others_p.batch = lambda args, batched, size, *, axes: (product_others(args[0], tuple(a + 1 for a in axes)),
+                                                             True)
+product_others_p.sample = lambda rng: [
+    ([rng.normal(size=(3, 4))], {"axes": (1,)}),
+    ([np.array([[2.0, 0.0, 3.0], [0.0, 0.0, 1.5], [0.5, 1.5, -2.0]])], {"axes": (1,)}),
+    ([rng.normal(size=(2, 3, 2))], {"axes": (0, 2)}),
+]
 
 
 def _reduce_jvp(tangents, primals, output, *, op, axes):
@@ -105,7 +171,9 @@ def _reduce_jvp(tangents, primals, output, *, op, axes):
         return Zero(aval_of_value(output))
     if op == "add":
         return reduce_sum(tangent, axes)
-    return reduce_sum(ew.mul(tangent, _partials(x, output, op, axes)), axes)
+    if op == "mul":
+        return reduce_sum(ew.mul(tangent, product_others(x, axes)), axes)
+    return _extremum_jvp(tangent, x, op, axes)
 
 
 def _reduce_vjp(cotangent, primals, output, needs, *, op, axes):
@@ -113,10 +181,12 @@ def _reduce_vjp(cotangent, primals, output, needs, *, op, axes):
     aval = aval_of_value(x)
     if not is_float(aval.dtype) or is_zero(cotangent):
         return [None]
+    if op in ("max", "min"):
+        return [_extremum_vjp(cotangent, x, op, axes)]
     spread = _expand(cotangent, aval, axes)
     if op == "add":
         return [spread]
-    return [ew.mul(spread, _partials(x, output, op, axes))]
+    return [ew.mul(spread, product_others(x, axes))]
 
 
 def _reduce_transpose(cotangent, avals, *, op, axes):
