@@ -28,7 +28,7 @@ from ..core.pytree import flatten, unflatten
 from ..passes import simplify
 from ..primitives import elementwise as ew
 from ..primitives.rules import aval_of_value, broadcast_batch
-from ..primitives.structural import reshape, slice_array, transpose
+from ..primitives.structural import concatenate, reshape, slice_array, transpose
 from ..tracing import Tracer, eval_program, trace_program
 from ..transforms.jvp import jvp_program
 from ..transforms.vjp import vjp_program
@@ -229,9 +229,13 @@ def _fold_leaves(consts, carry, xs, body, length, reverse, blocks):
         return list(outs[:num_carry]), list(outs[num_carry:])
     block, inner_blocks = blocks[0], blocks[1:]
     count, rest = divmod(length, block)
-    if reverse:  # process the remainder first (it holds the last steps)
-        carry, tail_ys = _fold_leaves(consts, carry, [_window(x, count * block, length) for x in xs], body, rest,
-                                      True, inner_blocks) if rest else (carry, None)
+    tail = [_window(x, count * block, length) for x in xs]
+
+    def run_tail(carry):  # the last `rest` steps, after the blocks (before them when reversed)
+        return _fold_leaves(consts, carry, tail, body, rest, reverse, inner_blocks) if rest else (carry, [])
+
+    if reverse:
+        carry, tail_ys = run_tail(carry)
     head = [reshape(_window(x, 0, count * block), (count, block) + aval_of_value(x).shape[1:]) for x in xs]
     c_avals, k_avals = [aval_of_value(c) for c in consts], [aval_of_value(c) for c in carry]
     x_avals = [aval_of_value(x).update(shape=aval_of_value(x).shape[1:]) for x in head]
@@ -246,13 +250,10 @@ def _fold_leaves(consts, carry, xs, body, length, reverse, blocks):
                        num_consts=num_consts, num_carry=num_carry)
     carry = list(outs[:num_carry])
     ys = [reshape(y, (count * block,) + aval_of_value(y).shape[2:]) for y in outs[num_carry:]]
-    if not reverse and rest:
-        carry, tail_ys = _fold_leaves(consts, carry, [_window(x, count * block, length) for x in xs], body, rest,
-                                      False, inner_blocks)
+    if not reverse:
+        carry, tail_ys = run_tail(carry)
     if rest:
-        from ..primitives.structural import concatenate
-
-        ys = [concatenate([y, t] if not reverse else [y, t], 0) for y, t in zip(ys, tail_ys)]
+        ys = [concatenate([y, t], 0) for y, t in zip(ys, tail_ys)]
     return carry, ys
 
 
