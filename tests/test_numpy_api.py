@@ -185,7 +185,7 @@ def test_size_zero_and_size_one_axes(shape):
 
 
 def test_numpy_ufuncs_on_traced_values_dispatch_to_adarray():
-    g = ad.grad(lambda x: np.sum(np.sin(x) * np.ones(3)) if False else anp.sum(np.sin(x) + np.ones(3) * x))(np.zeros(3))
+    g = ad.grad(lambda x: np.sum(np.sin(x) + np.ones(3) * x))(np.zeros(3))
     np.testing.assert_allclose(g, [2.0, 2.0, 2.0])
 
 

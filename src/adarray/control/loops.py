@@ -350,8 +350,8 @@ def _sample_fold(rng):
 
     args = [rng.normal(size=2), rng.normal(size=(4, 2)), rng.normal(size=2)]
     forward = sample_equation(loop, args, "fold")
-    backward = sample_equation(lambda c0, xs, w: loop(c0, xs, w)[0] if False else fold(
-        lambda c, x: (ew.mul(c, x), c), c0, xs, reverse=True), args, "fold")
+    backward = sample_equation(lambda c0, xs, w: fold(lambda c, x: (ew.mul(c, x), c), c0, xs, reverse=True),
+                               args, "fold")
     return [forward, backward]
 
 

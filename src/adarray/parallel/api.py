@@ -259,7 +259,6 @@ def _segmented(program, target, values, identities, bins, n):
     """Per bin, the ordered combination of its values (identity for empty bins): a stable sort by
     index, a segmented scan (the operator lifted to (segment start flag, element)), and a scatter
     of each segment's last running value. Everything here is differentiable, division-free."""
-    k = len(values)
     if n == 0:
         return [broadcast_in_dim(e, (bins,) + shape(e), tuple(range(1, len(shape(e)) + 1))) for e in identities]
     from ..numpy import take
@@ -279,7 +278,6 @@ def _segmented(program, target, values, identities, bins, n):
     for r, e in zip(running, identities):
         base = broadcast_in_dim(e, (bins + 1,) + shape(e), tuple(range(1, len(shape(e)) + 1)))
         partial.append(_drop_extra_bin(scatter(base, (("array",),), [slot], r, "set"), bins))
-    del k
     return partial
 
 
