@@ -137,19 +137,37 @@ def _scan(x, *, op, axis, reverse):
 
 @impl("linear_recurrence")
 def _linear_recurrence(a, b, *, axis, reverse):
-    """Hillis-Steele doubling: log2(n) vectorised passes of (a, b) o (a', b') = (a a', a' b + b')."""
+    """s_k = a_k s_(k-1) + b_k in O(n) work and about 2 sqrt(n) vectorised steps: each block of
+    length ~sqrt(n) is solved from zero (a loop over the positions in a block, all blocks at once),
+    then the blocks' end values are chained (a loop over blocks) and fed back in."""
     a, b = np.moveaxis(np.asarray(a), axis, 0), np.moveaxis(np.asarray(b), axis, 0)
     if reverse:
         a, b = a[::-1], b[::-1]
-    coefficients, offsets = a.copy(), b.copy()
-    step = 1
-    while step < len(offsets):
-        offsets[step:] = offsets[step:] + coefficients[step:] * offsets[:-step]
-        coefficients[step:] = coefficients[step:] * coefficients[:-step]
-        step *= 2
+    n = b.shape[0]
+    if n == 0:
+        return np.ascontiguousarray(np.moveaxis(b.copy(), 0, axis))
+    width = max(1, int(np.ceil(np.sqrt(n))))
+    count = -(-n // width)
+    pad = count * width - n
+    if pad:  # a = 1, b = 0 leaves the values before it unchanged
+        a = np.concatenate([a, np.ones((pad,) + a.shape[1:], a.dtype)])
+        b = np.concatenate([b, np.zeros((pad,) + b.shape[1:], b.dtype)])
+    a = a.reshape((count, width) + a.shape[1:])
+    b = b.reshape((count, width) + b.shape[1:])
+    local, gain = np.empty_like(b), np.empty_like(a)
+    local[:, 0], gain[:, 0] = b[:, 0], a[:, 0]
+    for j in range(1, width):
+        local[:, j] = a[:, j] * local[:, j - 1] + b[:, j]
+        gain[:, j] = a[:, j] * gain[:, j - 1]
+    incoming = np.zeros_like(b[0, 0])
+    starts = np.empty_like(b[:, 0])
+    for k in range(count):
+        starts[k] = incoming
+        incoming = gain[k, -1] * incoming + local[k, -1]
+    values = (local + gain * starts[:, None]).reshape((count * width,) + b.shape[2:])[:n]
     if reverse:
-        offsets = offsets[::-1]
-    return np.ascontiguousarray(np.moveaxis(offsets, 0, axis))
+        values = values[::-1]
+    return np.ascontiguousarray(np.moveaxis(values, 0, axis))
 
 
 @impl("matrix_recurrence")
