@@ -19,6 +19,7 @@ ALLOWED = {
     "testing": {"core", "tracing", "primitives", "transforms", "passes", "backends"},
     "control": {"core", "tracing", "primitives", "transforms", "passes", "backends"},
     "parallel": {"core", "tracing", "primitives", "transforms", "passes", "backends", "control", "numpy"},
+    "kernels": {"core", "tracing", "primitives", "transforms", "passes", "backends", "control", "numpy"},
 }
 
 

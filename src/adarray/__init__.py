@@ -20,6 +20,7 @@ from .core.errors import (
     Error,
     ExecutionError,
     IndexOutOfRangeError,
+    KernelSyntaxError,
     NonDifferentiableError,
     ParseError,
     ShapeError,
@@ -30,6 +31,7 @@ from .core.errors import (
 from .core.ir import Program
 from .core.parser import parse_program
 from .jacobians import hessian, hvp, jacfwd, jacrev, linearize
+from .kernels import coarsen, kernel
 from .numpy import stop_gradient
 from .parallel import (
     reduce,
@@ -47,8 +49,8 @@ __version__ = "0.1.0"
 __all__ = [
     "reduce", "reduce_by_index", "scan", "segment_max", "segment_mean", "segment_min", "segment_prod",
     "segment_sum", "checkpoint", "cond", "custom_jvp", "custom_vjp", "fold", "fori_loop", "switch", "while_loop",
-    "ArgumentError", "Error", "ExecutionError", "IndexOutOfRangeError", "NonDifferentiableError",
+    "ArgumentError", "Error", "ExecutionError", "IndexOutOfRangeError", "KernelSyntaxError", "NonDifferentiableError",
     "ParseError", "Program", "ShapeError", "TracingError", "UnsupportedError", "VerifyError",
     "grad", "hessian", "hvp", "jacfwd", "jacrev", "jit", "jvp", "linearize", "make_ir", "parse_program",
-    "stop_gradient", "value_and_grad", "vjp", "vmap",
+    "stop_gradient", "value_and_grad", "vjp", "vmap", "kernel", "coarsen",
 ]

@@ -76,3 +76,7 @@ class VerifyError(Error, AssertionError):
 
 class ExecutionError(Error, RuntimeError):
     """A program failed at run time, e.g. an index out of range."""
+
+
+class KernelSyntaxError(Error, SyntaxError):
+    """A scalar kernel uses Python outside the kernel language, or ill-typed (names the kernel and line)."""

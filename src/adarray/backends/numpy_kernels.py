@@ -1,0 +1,164 @@
+"""The `kernel` primitive on the NumPy backend: a vectorised interpreter of the scalar IR.
+
+Every equation of the scalar IR runs as one NumPy operation over all the elements at once
+(arguments keep their broadcast shapes while the code is straight-line). Control flow is masked,
+never `where` of both sides:
+  * cond: the elements are partitioned by branch index; each branch runs only on its own elements
+    (gathered, then scattered back), so an expensive branch taken by 10% of the elements costs 10%;
+  * while: the loop keeps running on the elements whose condition holds, dropping the others as
+    they finish, until every element is done (each element does its own number of iterations).
+With Numba installed, large calls run compiled fused loops instead (numba_kernels), chosen by
+`ADARRAY_KERNEL_BACKEND` = auto (default: Numba from NUMBA_MIN_SIZE elements on), numpy or numba.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from ..core.ir import Literal
+from ..core.primitive import IMPLS
+
+NUMBA_MIN_SIZE = 1 << 14  # smaller calls are not worth a compiled loop (and tests stay fast)
+_MODES = ("auto", "numpy", "numba")
+_mode = os.environ.get("ADARRAY_KERNEL_BACKEND", "auto")
+
+
+def set_kernel_backend(mode: str) -> str:
+    """Choose how kernels run: 'auto', 'numpy' or 'numba'. Returns the previous mode."""
+    global _mode
+    if mode not in _MODES:
+        raise ValueError(f"kernel backend must be one of {_MODES}, got {mode!r}")
+    previous, _mode = _mode, mode
+    return previous
+
+
+def kernel_backend() -> str:
+    return _mode
+
+
+def numba_enabled() -> bool:
+    """Will large kernel calls run compiled by Numba?"""
+    if _mode == "numpy":
+        return False
+    from . import numba_kernels
+
+    return numba_kernels.available()
+
+
+def run_kernel(*args, kernel, name):
+    """Apply the scalar program `kernel` to the broadcast of `args`; one array per output."""
+    args = [np.asarray(a) for a in args]
+    shape = np.broadcast_shapes(*[a.shape for a in args]) if args else ()
+    size = int(np.prod(shape, dtype=np.int64))
+    compiled = None
+    if _mode == "numba" or (_mode == "auto" and size >= NUMBA_MIN_SIZE):
+        from . import numba_kernels
+
+        compiled = numba_kernels.compiled(kernel, name, required=_mode == "numba")
+    with np.errstate(all="ignore"):
+        if compiled is not None:
+            return compiled(args, shape)
+        outs = interpret(kernel, args)
+    return [_shaped(o, shape, a.dtype) for o, a in zip(outs, kernel.out_avals)]
+
+
+def _shaped(value, shape, dtype):
+    value = np.asarray(value)
+    if value.dtype != dtype:
+        value = value.astype(dtype)
+    if value.shape != tuple(shape):
+        value = np.broadcast_to(value, shape)
+    return value
+
+
+def interpret(program, args):
+    """Run a scalar program on arrays of elements (any broadcast-compatible shapes)."""
+    env = {id(v): a for v, a in zip(program.inputs, args)}
+
+    def read(atom):
+        return atom.value if isinstance(atom, Literal) else env[id(atom)]
+
+    for eqn in program.eqns:
+        ins = [read(a) for a in eqn.inputs]
+        name = eqn.prim.name
+        if name == "cond":
+            outs = _cond(ins[0], ins[1:], eqn.params["branches"])
+        elif name == "while":
+            outs = _while(ins, **eqn.params)
+        else:
+            outs = IMPLS[name](*ins, **eqn.params)
+        for var, value in zip(eqn.outputs, outs if eqn.prim.multiple_results else [outs]):
+            env[id(var)] = value
+    return [read(a) for a in program.outputs]
+
+
+def _used_inputs(program):
+    used = {id(a) for e in program.eqns for a in e.inputs} | {id(a) for a in program.outputs}
+    return [id(v) in used for v in program.inputs]
+
+
+class _Gather:
+    """Picks the elements `selected` (flat indices into `shape`) out of arrays broadcast to `shape`."""
+
+    def __init__(self, selected, shape):
+        self.selected, self.shape, self._unravelled = selected, shape, None
+
+    def __call__(self, value):
+        value = np.asarray(value)
+        if value.size == 1:
+            return value.reshape(())
+        if value.shape == self.shape:
+            return value.reshape(-1)[self.selected]
+        if self._unravelled is None:
+            self._unravelled = np.unravel_index(self.selected, self.shape)
+        return np.broadcast_to(value, self.shape)[self._unravelled]
+
+
+def _cond(index, operands, branches):
+    index = np.clip(np.asarray(index), 0, len(branches) - 1)
+    if index.size == 1 or np.all(index == index.reshape(-1)[0]):  # every element takes one branch
+        return interpret(branches[int(index.reshape(-1)[0]) if index.size else 0], operands)
+    shape = np.broadcast_shapes(index.shape, *[np.shape(o) for o in operands])
+    flat = np.broadcast_to(index, shape).reshape(-1)
+    out_avals = branches[0].out_avals
+    results = [np.empty(flat.shape, a.dtype) for a in out_avals]
+    for k, branch in enumerate(branches):
+        selected = np.flatnonzero(flat == k)
+        if selected.size == 0:
+            continue
+        gather = _Gather(selected, shape)
+        ins = [gather(o) if used else None for o, used in zip(operands, _used_inputs(branch))]
+        for result, value in zip(results, interpret(branch, ins)):
+            result[selected] = value
+    return [r.reshape(shape) for r in results]
+
+
+def _while(args, *, cond, body, num_consts, checkpoint):
+    shape = np.broadcast_shapes(*[np.shape(a) for a in args])
+    size = int(np.prod(shape, dtype=np.int64))
+
+    def flat(value):
+        value = np.asarray(value)
+        return value.reshape(()) if value.size == 1 else np.broadcast_to(value, shape).reshape(-1)
+
+    consts = [flat(a) for a in args[:num_consts]]
+    state = [flat(a) for a in args[num_consts:]]
+    results = [np.empty(size, a.dtype) for a in body.out_avals]
+    active = np.arange(size)
+    while active.size:
+        running = np.broadcast_to(np.asarray(interpret(cond, consts + state)[0], bool), active.shape)
+        if not running.all():
+            finished = ~running
+            for result, value in zip(results, state):
+                result[active[finished]] = value[finished] if np.ndim(value) else value
+            active = active[running]
+            consts = [c[running] if np.ndim(c) else c for c in consts]
+            state = [s[running] if np.ndim(s) else s for s in state]
+            if not active.size:
+                break
+        state = [np.broadcast_to(s, active.shape) if np.ndim(s) == 0 else s for s in interpret(body, consts + state)]
+    return [r.reshape(shape) for r in results]
+
+
+IMPLS["kernel"] = run_kernel

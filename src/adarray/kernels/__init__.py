@@ -1,0 +1,29 @@
+"""Scalar kernels: elementwise Python with data-dependent control flow, differentiated in mixed mode.
+
+    @ad.kernel
+    def cell(z, c, f):
+        if z == 1.0:
+            return c
+        return anp.sigmoid(f) * c
+
+`kernel` parses the function (language.py) and traces its scalar IR once per argument dtypes
+(lower.py); a call is one `kernel` equation (primitive.py) whose derivatives are source
+transformations of that IR (derivative.py); `coarsen` turns chains of elementwise array
+operations into kernels (coarsen.py). The NumPy backend interprets kernels with masks
+(backends/numpy_kernels.py); with Numba installed they compile to fused loops (numba_kernels.py).
+This layer sits above control flow, whose cond and while primitives the scalar IR uses.
+"""
+from ..backends import numpy_kernels as _numpy_kernels  # noqa: F401  (the kernel primitive's impl)
+from ..backends.numpy_kernels import kernel_backend, set_kernel_backend
+from .coarsen import coarsen, coarsen_program
+from .derivative import cotangent_program, partials_program, tangent_program
+from .kernel import Kernel, kernel
+from .primitive import MAX_ARITY, kernel_p, max_arity
+from .samples import attach_sampler as _attach_sampler
+
+_attach_sampler(kernel_p)
+
+__all__ = [
+    "MAX_ARITY", "Kernel", "coarsen", "coarsen_program", "cotangent_program", "kernel", "kernel_backend",
+    "kernel_p", "max_arity", "partials_program", "set_kernel_backend", "tangent_program",
+]
