@@ -116,10 +116,10 @@ def test_check_passes(capsys):
     assert "checks passed" in out
 
 
-def test_bench_is_an_honest_placeholder(capsys):
-    code, out, _ = run(capsys, "bench", "--anything")
-    assert code == 0
-    assert "not implemented yet" in out
+def test_bench_needs_a_benchmark_name(capsys):
+    code, _, err = run(capsys, "bench")
+    assert code == 2
+    assert "adbench" in err and "parallel" in err  # tests/test_bench_cli.py covers the benchmarks themselves
 
 
 def test_version_and_usage(capsys):

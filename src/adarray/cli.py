@@ -3,7 +3,7 @@
     adarray demo                                   fit a small MLP, print the gradient IR, check it
     adarray ir model.py:loss --shapes "f64[3,4],f64[4]"   print a function's IR and its gradient's
     adarray check                                  gradients of built-in functions vs finite differences
-    adarray bench                                  placeholder (benchmarks come in later issues)
+    adarray bench adbench|parallel|mixed [...]     benchmarks from the repository's benchmarks/ folder
 
 `main(argv)` returns the exit code: 0 on success, 1 when a check fails or the
 traced function raises, 2 for a bad command line (unknown file or function,
@@ -312,11 +312,67 @@ def cmd_check(args) -> int:
 
 # --- adarray bench ------------------------------------------------------------------------------
 
+# benchmark name -> (module under benchmarks/, its file); each module has main(argv) -> exit status
+BENCHMARKS = {
+    "adbench": ("benchmarks.adbench.run", "adbench/run.py"),
+    "parallel": ("benchmarks.parallel_primitives", "parallel_primitives.py"),
+    "mixed": ("benchmarks.mixed_mode", "mixed_mode.py"),
+}
+
+
+def benchmarks_dir():
+    """The repository's benchmarks/ folder: $ADARRAY_BENCHMARKS, else next to src/ (editable install)."""
+    from pathlib import Path
+
+    explicit = os.environ.get("ADARRAY_BENCHMARKS")
+    candidates = [Path(explicit)] if explicit else [Path(__file__).resolve().parents[2] / "benchmarks"]
+    for candidate in candidates:
+        if (candidate / "__init__.py").is_file():
+            return candidate.resolve()
+    raise UsageError(f"cannot find the benchmarks/ folder (looked in {', '.join(map(str, candidates))}). The "
+                     "benchmarks are not installed with the library: install adarray from a source checkout "
+                     "(pip install -e .) or set ADARRAY_BENCHMARKS to the checkout's benchmarks/ folder")
+
+
+def _import_benchmark(name: str):
+    folder = benchmarks_dir()
+    module_name, filename = BENCHMARKS[name]
+    if not (folder / filename).is_file():
+        raise UsageError(f"the {name!r} benchmark is not available: {folder / filename} does not exist")
+    root = str(folder.parent)
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    package = sys.modules.get("benchmarks")
+    if package is not None and os.path.dirname(os.path.abspath(package.__file__ or "")) != str(folder):
+        raise UsageError(f"a different 'benchmarks' package is already imported ({package.__file__}); "
+                         f"run from elsewhere or unset ADARRAY_BENCHMARKS")
+    module = importlib.import_module(module_name)
+    if not callable(getattr(module, "main", None)):
+        raise UsageError(f"{folder / filename} has no main(argv) function")
+    return module
+
 
 def cmd_bench(args) -> int:
-    print("adarray bench: not implemented yet; benchmarks (ADBench problems, peers side by side) "
-          "come in later issues. Nothing was run.")
-    return 0
+    if args.benchmark is None:
+        print("usage: adarray bench [--profile] {" + ",".join(BENCHMARKS) + "} [options]\n"
+              "  adbench   ADBench GMM, BA, hand and LSTM against the installed peers "
+              "(adarray bench adbench --help)\n"
+              "  parallel  micro-benchmarks of reduce, scan and reduce_by_index\n"
+              "  mixed     mixed-mode AD benchmarks\n"
+              "  --profile per-primitive time breakdown of adarray's interpreter", file=sys.stderr)
+        return 2
+    module = _import_benchmark(args.benchmark)
+    rest = list(args.rest)
+    if args.benchmark == "adbench":
+        return module.main((["--profile"] if args.profile else []) + rest)
+    if not args.profile:
+        return module.main(rest)
+    from benchmarks.adbench.profiling import PrimitiveProfiler
+
+    with PrimitiveProfiler() as profile:  # programs compiled during the run are measured
+        code = module.main(rest)
+    print("\n" + profile.table(top=20, title=f"adarray bench {args.benchmark}: time per primitive"))
+    return code
 
 
 # --- entry point --------------------------------------------------------------------------------
@@ -354,10 +410,16 @@ def build_parser() -> argparse.ArgumentParser:
     check.set_defaults(run=cmd_check)
 
     bench = commands.add_parser(
-        "bench", help="placeholder: benchmarks are not implemented yet (later issues)",
-        description="Placeholder. Benchmarks (ADBench problems, peers side by side) are not implemented "
-                    "yet; they come in later issues. This command only says so and exits 0.")
-    bench.set_defaults(run=cmd_bench)  # accepts and ignores any further arguments (see main)
+        "bench", help="benchmarks: adbench (ADBench problems vs JAX, PyTorch, autograd), parallel, mixed",
+        description="Run a benchmark from the repository's benchmarks/ folder: adbench (ADBench GMM, BA, hand "
+                    "and LSTM for adarray and the installed peers; see 'adarray bench adbench --help'), "
+                    "parallel (benchmarks/parallel_primitives.py) or mixed (benchmarks/mixed_mode.py). "
+                    "Options after the name go to the benchmark.")
+    bench.add_argument("--profile", action="store_true",
+                       help="per-primitive time breakdown of adarray's NumPy interpreter during the run")
+    bench.add_argument("benchmark", nargs="?", choices=tuple(BENCHMARKS), help="which benchmark")
+    bench.add_argument("rest", nargs=argparse.REMAINDER, help="options of the benchmark")
+    bench.set_defaults(run=cmd_bench)
     return parser
 
 
@@ -366,7 +428,7 @@ def main(argv=None) -> int:
     parser = build_parser()
     try:
         args, extra = parser.parse_known_args(argv)
-        if extra and args.command != "bench":
+        if extra:
             parser.error(f"unrecognized arguments: {' '.join(extra)}")
     except SystemExit as exit_:  # --help, --version, or an argparse usage error
         return exit_.code if isinstance(exit_.code, int) else 0

@@ -1,0 +1,106 @@
+"""A per-primitive time breakdown of adarray's NumPy interpreter, without touching the backend.
+
+`PrimitiveProfiler` replaces every implementation in `adarray.core.primitive.IMPLS` (primitive name -> NumPy
+function) by a timing wrapper while it is active, and puts the originals back on exit. Compiled programs capture
+the implementation functions when they are compiled, so only programs compiled while a profiler is active are
+measured: profile freshly created functions (new `ad.jit`/`ad.grad` wrappers of new function objects) and make
+their first call inside a `with` block. Such programs keep their wrappers: later calls are measured by whichever
+profiler is active then, and run through a cheap pass-through otherwise.
+
+Times are *self* times: a primitive that runs nested programs (fold, while, cond, the general scan and reduce)
+is charged its own time minus that of the primitives it ran, so the sum over primitives is the time spent in
+implementations. A control-flow primitive's self time is therefore the interpreter's overhead of running its
+body (the Python loop over iterations and over the body's equations), not arithmetic.
+
+    with PrimitiveProfiler() as profile:
+        fresh = ad.grad(functools.partial(loss))   # a new function object: traced and compiled in here
+        fresh(x)
+    print(profile.table())
+"""
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+
+from adarray.core.primitive import IMPLS
+
+_active: list = []  # the profilers recording now, innermost last
+
+
+def _wrap(name, fn):
+    """A timing wrapper of one implementation; it records into the innermost active profiler, if any, so that
+    programs compiled under one profiler can be measured again under another (and run untimed otherwise)."""
+    clock = time.perf_counter
+
+    def timed(*args, **params):
+        if not _active:
+            return fn(*args, **params)
+        profiler = _active[-1]
+        stack = profiler._stack
+        stack.append(0.0)
+        start = clock()
+        try:
+            return fn(*args, **params)
+        finally:
+            elapsed = clock() - start
+            nested = stack.pop()
+            profiler.self_time[name] += elapsed - nested
+            profiler.calls[name] += 1
+            if stack:
+                stack[-1] += elapsed
+
+    timed.__wrapped__ = fn
+    return timed
+
+
+class PrimitiveProfiler:
+    """Context manager: wall time and call count per primitive (self time, nested calls subtracted)."""
+
+    def __init__(self):
+        self.self_time: dict[str, float] = defaultdict(float)
+        self.calls: dict[str, int] = defaultdict(int)
+        self.wall = 0.0
+        self._originals: dict | None = None
+        self._stack: list[float] = []   # time spent in nested primitives, per active frame
+        self._started = 0.0
+
+    def __enter__(self):
+        if self._originals is not None:
+            raise RuntimeError("this PrimitiveProfiler is already active")
+        self._originals = dict(IMPLS)
+        for name, fn in self._originals.items():
+            if not hasattr(fn, "__wrapped__"):
+                IMPLS[name] = _wrap(name, fn)
+        _active.append(self)
+        self._started = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc):
+        self.wall += time.perf_counter() - self._started
+        _active.remove(self)
+        IMPLS.clear()
+        IMPLS.update(self._originals)
+        self._originals = None
+        return False
+    @property
+    def total(self) -> float:
+        """Seconds spent inside primitive implementations."""
+        return sum(self.self_time.values())
+
+    def rows(self, top: int | None = None):
+        """(name, seconds, calls, share of the primitives' total) sorted by time."""
+        total = self.total or 1.0
+        ordered = sorted(self.self_time.items(), key=lambda item: -item[1])
+        return [(name, seconds, self.calls[name], seconds / total) for name, seconds in ordered[:top]]
+
+    def table(self, top: int = 15, title: str = "") -> str:
+        """A Markdown table of the `top` primitives by self time."""
+        lines = [f"**{title}**" if title else "", "",
+                 "| primitive | self time (ms) | calls | µs/call | share |", "|---|---:|---:|---:|---:|"]
+        for name, seconds, calls, share in self.rows(top):
+            lines.append(f"| {name} | {1e3 * seconds:.2f} | {calls} | {1e6 * seconds / max(calls, 1):.1f} | "
+                         f"{100 * share:.1f}% |")
+        outside = self.wall - self.total
+        lines.append(f"\nprimitives {1e3 * self.total:.1f} ms of {1e3 * self.wall:.1f} ms wall "
+                     f"({1e3 * outside:.1f} ms outside primitives: interpreter loop, tracing, compiling, glue)")
+        return "\n".join(line for line in lines if line is not None).lstrip("\n")

@@ -1,0 +1,159 @@
+"""`adarray bench`: the ADBench smoke run, the dispatcher's errors, and the per-primitive profiler."""
+import csv
+import functools
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import adarray as ad
+import adarray.numpy as anp
+from adarray.cli import main
+from adarray.core.primitive import IMPLS
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: benchmarks/ is not installed
+
+from benchmarks.adbench import data as adbench_data  # noqa: E402
+from benchmarks.adbench.profiling import PrimitiveProfiler  # noqa: E402
+
+try:
+    adbench_data.data_root()
+    HAVE_DATA = True
+except FileNotFoundError:
+    HAVE_DATA = False
+
+
+@pytest.mark.skipif(not HAVE_DATA, reason="ADBench data folder not found (set ADBENCH_DATA)")
+def test_quick_adbench_run_writes_table_csv_and_plots(tmp_path, capfd):
+    # The run happens in a child process that fixes the thread counts, hence capfd (file descriptors).
+    code = main(["bench", "adbench", "--quick", "--tools", "adarray", "--out", str(tmp_path)])
+    out = capfd.readouterr().out
+    assert code == 0, out
+    assert "| problem | instance | size | adarray F | adarray J | adarray J/F |" in out
+    for problem in ("gmm", "ba", "hand-simple", "hand-complicated", "lstm"):
+        assert f"| {problem} |" in out
+    assert "threads: 1" in out and "finite differences" in out and "WRONG" not in out
+    rows = list(csv.DictReader(open(tmp_path / "adbench_results.csv")))
+    assert len(rows) == 5 and {row["status"] for row in rows} == {"ok"}
+    assert all(float(row["derivative"]) > 0 and float(row["error_derivative"]) < 1e-5 for row in rows)
+    assert (tmp_path / "adbench_results.md").read_text().startswith("# ADBench")
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return
+    assert (tmp_path / "adbench_ratio.png").stat().st_size > 1000
+    assert (tmp_path / "adbench_jacobian.png").stat().st_size > 1000
+
+
+@pytest.mark.skipif(not HAVE_DATA, reason="ADBench data folder not found (set ADBENCH_DATA)")
+def test_profiled_adbench_run_breaks_time_down_by_primitive(tmp_path, capfd):
+    code = main(["bench", "--profile", "adbench", "--quick", "--problems", "lstm", "--out", str(tmp_path)])
+    out = capfd.readouterr().out
+    assert code == 0, out
+    assert "| primitive | self time (ms) | calls | µs/call | share |" in out
+    assert "| fold |" in out and "| logistic |" in out  # the loop and the gates' sigmoids were measured
+    assert (tmp_path / "adbench_profile.md").is_file()
+
+
+@pytest.fixture
+def empty_benchmarks(tmp_path, monkeypatch):
+    folder = tmp_path / "benchmarks"
+    folder.mkdir()
+    (folder / "__init__.py").write_text("")
+    monkeypatch.setenv("ADARRAY_BENCHMARKS", str(folder))
+    return folder
+
+
+@pytest.mark.parametrize("name, filename", [("mixed", "mixed_mode.py"), ("parallel", "parallel_primitives.py")])
+def test_a_missing_benchmark_file_exits_2_with_a_clear_message(capsys, empty_benchmarks, name, filename):
+    code = main(["bench", name, "--quick"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert f"the {name!r} benchmark is not available" in err and filename in err
+
+
+def test_a_missing_benchmarks_folder_exits_2(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("ADARRAY_BENCHMARKS", str(tmp_path / "nowhere"))
+    assert main(["bench", "adbench"]) == 2
+    assert "cannot find the benchmarks/ folder" in capsys.readouterr().err
+
+
+def test_bench_without_a_name_lists_the_benchmarks(capsys):
+    assert main(["bench"]) == 2
+    err = capsys.readouterr().err
+    assert "adbench" in err and "parallel" in err and "mixed" in err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--problems", "gmm,foo"], "unknown problem foo"),
+    (["--tools", "adarray,tensorflow"], "unknown tool tensorflow"),
+    (["--threads", "0"], "--threads must be at least 1"),
+    (["--runs", "0"], "--runs must be at least 1"),
+])
+def test_bad_adbench_options_exit_2(capsys, argv, message):
+    assert main(["bench", "adbench", *argv]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_profiler_measures_programs_compiled_under_it_and_restores_the_implementations():
+    originals = dict(IMPLS)
+
+    def loss(x):
+        return anp.sum(anp.sin(x) * anp.exp(x))
+
+    compiled_before = ad.grad(functools.partial(loss))
+    compiled_before(np.ones(3))
+    with PrimitiveProfiler() as profile:
+        compiled_before(np.ones(3))          # compiled outside: not seen
+        fresh = ad.grad(functools.partial(loss))
+        fresh(np.ones(3))
+    assert IMPLS == originals
+    assert profile.calls["sin"] == 1 and profile.calls["exp"] == 1 and profile.calls["cos"] == 1
+    assert 0 < profile.total <= profile.wall
+    again = PrimitiveProfiler()
+    with again:                              # programs compiled under a profiler stay measurable
+        fresh(np.ones(3))
+    assert again.calls["sin"] == 1 and "| sin |" in again.table()
+    fresh(np.ones(3))                        # and outside any profiler they still run (untimed)
+    assert again.calls["sin"] == 1
+
+
+def test_profiler_charges_loop_bodies_to_their_primitives_not_twice():
+    def loop(x):
+        return ad.fold(lambda carry, _: (anp.sin(carry), None), x, length=50)[0].sum()
+
+    with PrimitiveProfiler() as profile:
+        ad.jit(functools.partial(loop))(np.ones(4))
+    assert profile.calls["sin"] == 50 and profile.calls["fold"] == 1
+    assert profile.total <= profile.wall
+
+
+@pytest.mark.skipif(not HAVE_DATA, reason="ADBench data folder not found (set ADBENCH_DATA)")
+def test_a_missing_peer_is_skipped_with_a_note(tmp_path, capsys, monkeypatch):
+    from benchmarks.adbench import run as adbench_run
+
+    monkeypatch.setattr(adbench_run, "available", lambda tool: tool == "adarray")
+    args = adbench_run.build_parser().parse_args(["--quick", "--no-plots", "--out", str(tmp_path)])
+    code = adbench_run.run(args, ["gmm"], ["adarray", "jax", "torch"], "tiny")
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "- jax: not installed, skipped" in out and "- torch: not installed, skipped" in out
+    assert "| gmm | 1k/gmm_d2_K5 | 30 |" in out and "jax F" not in out
+
+
+def test_a_missing_data_folder_exits_2(tmp_path, capfd):
+    assert main(["bench", "adbench", "--quick", "--data", str(tmp_path / "none"), "--out", str(tmp_path)]) == 2
+    assert "ADBench data not found" in capfd.readouterr().err
+
+
+@pytest.mark.skipif(not HAVE_DATA, reason="ADBench data folder not found (set ADBENCH_DATA)")
+def test_max_seconds_skips_the_larger_instances_of_a_problem(tmp_path, capsys):
+    from benchmarks.adbench import run as adbench_run
+
+    args = adbench_run.build_parser().parse_args(["--quick", "--no-plots", "--max-seconds", "0", "--out",
+                                                  str(tmp_path)])
+    assert adbench_run.run(args, ["gmm"], ["adarray"], "small") == 0
+    rows = list(csv.DictReader(open(tmp_path / "adbench_results.csv")))
+    assert [row["status"] for row in rows] == ["ok"] + ["skipped: over --max-seconds"] * 3
+    assert "| gmm | 1k/gmm_d10_K5 | 330 | skipped | - | - |" in capsys.readouterr().out
