@@ -113,3 +113,18 @@ def test_linearize_reuses_the_primal():
 def test_jacobian_of_integer_input_is_an_error():
     with pytest.raises(ad.NonDifferentiableError):
         ad.jacfwd(lambda x: x * 2.0)(np.arange(3))
+
+
+def test_vmapped_jacobians_broadcast_their_seed_basis_at_run_time():
+    # Evaluated at trace time, the broadcast of the (3, 3) basis to the batch made two 6000 x 3 x 3
+    # constants part of the program (237 MB of literals for ADBench's BA Jacobian).
+    from adarray.core.ir import Literal
+
+    f = lambda x: anp.sin(x) * x[0]
+    xs = rng.normal(size=(6000, 3))
+    program = ad.make_ir(ad.vmap(ad.jacfwd(f)))(xs)
+    sizes = [a.aval.size for eqn in program.eqns for a in eqn.inputs if isinstance(a, Literal)]
+    assert max(sizes) <= 9, program
+    expected = np.cos(xs)[:, :, None] * np.eye(3) * xs[:, :1, None]
+    expected[:, :, 0] += np.sin(xs)
+    np.testing.assert_allclose(ad.vmap(ad.jacfwd(f))(xs), expected, rtol=1e-12)

@@ -14,9 +14,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.ir import Eqn, Literal, Program, Var, params_key
+from ..tracing.tracer import CONSTANT_LIMIT  # non-uniform constants fold up to this size, in and out
 from .dce import eliminate_dead_code
 
-_FOLD_LIMIT = 4096  # fold non-uniform constants only up to this many input elements
 _LINEAR_IN_FIRST = ("reshape", "transpose", "broadcast_in_dim", "slice", "unslice", "gather", "neg")
 
 
@@ -151,7 +151,9 @@ def _fold(eqn: Eqn, inputs):
         return [Literal(np.asarray(value, eqn.outputs[0].aval.dtype), eqn.outputs[0].aval)]
     if eqn.prim.name in ("broadcast_in_dim", "reshape", "transpose") and uniform[0] is not None:
         return [Literal(np.asarray(uniform[0], inputs[0].aval.dtype), eqn.outputs[0].aval)]
-    if sum(a.aval.size for a in inputs) > _FOLD_LIMIT:
+    # Both sides are bounded: a small non-uniform literal broadcast to a batch (a vmapped Jacobian's
+    # seed basis) must stay a broadcast at run time, not become a batch-sized constant in the program.
+    if sum(a.aval.size for a in inputs) > CONSTANT_LIMIT or sum(v.aval.size for v in eqn.outputs) > CONSTANT_LIMIT:
         return None
     with np.errstate(all="ignore"):
         try:

@@ -81,8 +81,17 @@ class Trace:
         return Program(inputs, tuple(self.eqns), out_atoms), [tracer for tracer, _ in closure]
 
 
+# Inside a trace, a constant computation whose result would exceed this many elements (and its
+# inputs) is staged, not evaluated: broadcasting a small constant (a vmapped Jacobian's seed basis)
+# must not put a batch-sized array into the program. The simplifier's folding limit is the same.
+CONSTANT_LIMIT = 4096
+
+
 def _bind(prim, args, params):
     if not any(isinstance(a, Tracer) for a in args):
+        trace = current_trace()
+        if trace is not None and _grows_a_constant(prim, args, params):
+            return trace.emit(prim, args, params)
         return _eager(prim, args, params)
     trace = current_trace()
     if trace is None:
@@ -92,6 +101,13 @@ def _bind(prim, args, params):
             "instead of storing it"
         )
     return trace.emit(prim, args, params)
+
+
+def _grows_a_constant(prim, args, params) -> bool:
+    in_avals = [a.aval if isinstance(a, Literal) else aval_of(a) for a in args]
+    out_avals = prim.abstract_eval(*in_avals, **params)
+    out_size = sum(a.size for a in (out_avals if prim.multiple_results else [out_avals]))
+    return out_size > max(CONSTANT_LIMIT, sum(a.size for a in in_avals))
 
 
 def _eager(prim, args, params):
