@@ -158,7 +158,7 @@ class _Writer:
         self.emit(indent + 2, "break")
         results = self.program(body, consts + outs, indent + 1)
         if outs:
-            self.emit(indent + 1, f"{', '.join(outs)} = {', '.join(results)}{',' if len(outs) == 1 else ''}")
+            self.emit(indent + 1, f"{', '.join(outs)} = {', '.join(results)}")
 
 
 def _integer_pow(x, n, dtype) -> str:
@@ -256,8 +256,8 @@ _compiled: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 def compiled(program, name: str, required: bool = False):
     """A callable (args, shape) -> outputs running `program` compiled, or None if it cannot be."""
-    if program in _compiled:
-        return _compiled[program]
+    if program in _compiled and (_compiled[program] is not None or not required):
+        return _compiled[program]  # a required compile that failed before fails again, with its reason
     runner = None
     if available():
         try:
