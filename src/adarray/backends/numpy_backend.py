@@ -247,6 +247,7 @@ def compile_program(program: Program):
     out_slots = tuple(slot(a) for a in program.outputs)
     size = len(slots)
     constants.reverse()  # slot -k is constants[len - k] after reversal: index with -k
+    steps = _with_releases(steps, out_slots)
 
     def run(*args):
         env = list(args) + [None] * (size - len(args)) + constants
@@ -257,8 +258,29 @@ def compile_program(program: Program):
     return run
 
 
+def _with_releases(steps, out_slots):
+    """Each step with the slots to clear after it: a value is dropped after its last use.
+
+    Without this the interpreter holds every intermediate until the program ends, so peak memory is
+    the sum of all arrays and rematerialisation (checkpoint) would save nothing.
+    """
+    last_use = {}
+    for k, (_, ins, outs, _, _) in enumerate(steps):
+        for i in (outs,) if isinstance(outs, int) else outs:
+            last_use[i] = k  # an output nobody reads is dropped at once
+        for i in ins:
+            if i >= 0:  # constants (negative slots) belong to the program
+                last_use[i] = k
+    for i in out_slots:
+        last_use.pop(i, None)
+    releases = [[] for _ in steps]
+    for i, k in last_use.items():
+        releases[k].append(i)
+    return [step + (tuple(release),) for step, release in zip(steps, releases)]
+
+
 def _execute(steps, env) -> None:
-    for fn, ins, outs, params, eqn in steps:
+    for fn, ins, outs, params, eqn, release in steps:
         try:
             result = fn(*[env[i] for i in ins], **params)
         except IndexError as error:
@@ -268,6 +290,8 @@ def _execute(steps, env) -> None:
         else:
             for o, r in zip(outs, result):
                 env[o] = r
+        for i in release:
+            env[i] = None
 
 
 from . import numpy_control  # noqa: E402,F401  (control-flow implementations)
