@@ -35,3 +35,14 @@ def test_readme_python_blocks_run_and_printed_programs_match():
     assert programs, "the README shows no program"
     for program in programs:
         assert program in printed, f"README shows a program that the examples do not print:\n{program}"
+
+
+def test_every_example_line_is_inside_a_python_block():
+    # A lost fence turns an example into prose (never run) and the following prose into code.
+    inside, lines = False, []
+    for line in README.read_text().splitlines():
+        if line.startswith("```"):
+            inside = not inside
+        elif not inside and line.startswith(("assert ", "print(", "import ", "ad.", "def ")):
+            lines.append(line)
+    assert not inside and not lines, lines
