@@ -7,7 +7,7 @@ import pytest
 import adarray.backends.numpy_backend  # noqa: F401  (attaches impls)
 import adarray.primitives  # noqa: F401  (registers primitives)
 from adarray.backends.numpy_backend import compile_program
-from adarray.core.errors import ParseError, VerifyError
+from adarray.core.errors import ParseError, ShapeError, VerifyError
 from adarray.core.ir import Eqn, Literal, Program, Var
 from adarray.core.parser import parse_program
 from adarray.core.primitive import REGISTRY
@@ -241,3 +241,29 @@ def test_golden_gradient_of_sum_of_squares():
     value, grad = compile_program(gradient)(np.array([1.0, -2.0, 3.0]))
     assert value == 14.0
     np.testing.assert_array_equal(grad, [2.0, -4.0, 6.0])
+
+
+def test_builder_assembles_typed_programs_that_print_parse_and_run():
+    from adarray.extend import Aval, Builder
+    from adarray.primitives.elementwise import mul_p, sin_p
+
+    builder = Builder()
+    x = builder.input(Aval((3,), np.dtype(np.float64)))
+    (s,) = builder.emit(sin_p, [x])
+    (y,) = builder.emit(mul_p, [s, np.full(3, 2.0)])
+    program = builder.build([y])
+    verify(program)
+    assert str(parse_program(str(program))) == str(program)
+    assert "mul b 2.0:f64[3]" in str(program)
+    values = np.array([0.1, 0.2, 0.3])
+    np.testing.assert_allclose(compile_program(program)(values)[0], 2 * np.sin(values))
+
+
+def test_builder_applies_shape_rules_at_emit():
+    from adarray.extend import Aval, Builder
+    from adarray.primitives.elementwise import add_p
+
+    builder = Builder()
+    a, b = builder.input(Aval((3,), np.dtype(np.float64))), builder.input(Aval((4,), np.dtype(np.float64)))
+    with pytest.raises(ShapeError, match=r"add: operands f64\[3\], f64\[4\]"):
+        builder.emit(add_p, [a, b])

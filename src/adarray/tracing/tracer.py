@@ -15,8 +15,9 @@ import numpy as np
 
 from ..core import errors as errors_module
 from ..core import primitive as primitive_module
+from ..core.builder import Builder
 from ..core.errors import TracingError
-from ..core.ir import Eqn, Literal, Program, Var
+from ..core.ir import Literal, Program, Var
 from ..core.pytree import flatten
 from ..core.types import Aval, aval_of
 
@@ -34,19 +35,16 @@ def is_tracer(value) -> bool:
     return isinstance(value, Tracer)
 
 
-class Trace:
-    """One program under construction."""
+class Trace(Builder):
+    """One program under construction by tracing a Python function."""
 
     def __init__(self, name: str = "<function>"):
+        super().__init__()
         self.name = name
-        self.inputs: list[Var] = []
-        self.eqns: list[Eqn] = []
         self.closure: dict[int, tuple[Tracer, Var]] = {}
 
     def new_input(self, aval: Aval) -> Tracer:
-        var = Var(aval)
-        self.inputs.append(var)
-        return Tracer(var, self)
+        return Tracer(self.input(aval), self)
 
     def atom(self, value):
         """The IR atom for a value used in this trace, lifting outer tracers."""
@@ -67,18 +65,13 @@ class Trace:
         return Literal(np.asarray(value), aval_of(value))
 
     def emit(self, prim, args, params):
-        atoms = [self.atom(a) for a in args]
-        out_avals = prim.abstract_eval(*[a.aval for a in atoms], **params)
-        outs = tuple(Var(a) for a in (out_avals if prim.multiple_results else (out_avals,)))
-        self.eqns.append(Eqn(prim, tuple(atoms), params, outs))
-        tracers = [Tracer(v, self) for v in outs]
+        tracers = [Tracer(v, self) for v in super().emit(prim, [self.atom(a) for a in args], params)]
         return tracers if prim.multiple_results else tracers[0]
 
     def finish(self, outputs) -> tuple[Program, list[Tracer]]:
-        out_atoms = tuple(self.atom(o) for o in outputs)
+        out_atoms = [self.atom(o) for o in outputs]
         closure = list(self.closure.values())
-        inputs = tuple(self.inputs) + tuple(var for _, var in closure)
-        return Program(inputs, tuple(self.eqns), out_atoms), [tracer for tracer, _ in closure]
+        return self.build(out_atoms, [var for _, var in closure]), [tracer for tracer, _ in closure]
 
 
 # Inside a trace, a constant computation whose result would exceed this many elements (and its
