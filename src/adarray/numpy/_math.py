@@ -4,7 +4,18 @@ from __future__ import annotations
 import numpy as np
 
 from ..primitives import elementwise as ew
-from ._core import asvalue, cast, dtype, float_dtype, is_python_scalar, prepare, result_dtype
+from ._core import (
+    asvalue,
+    broadcast_exact,
+    broadcast_shapes,
+    cast,
+    dtype,
+    float_dtype,
+    is_python_scalar,
+    prepare,
+    result_dtype,
+    shape,
+)
 
 
 def _binary(op, name, *, floats=False):
@@ -152,9 +163,10 @@ mod = remainder
 
 def where(condition, x, y):
     """Select from x where condition holds, else from y (only the chosen side is differentiated)."""
-    target = result_dtype(x, y)
-    condition, a, b = prepare("where", condition, x, y)
-    return ew.select(cast(condition, np.bool_), cast(a, target), cast(b, target))
+    a, b = prepare("where", x, y)  # the condition is not promoted with them: it stays boolean
+    condition = cast(asvalue(condition), np.bool_)
+    out_shape = broadcast_shapes("where", shape(condition), shape(a))
+    return ew.select(*[broadcast_exact(v, out_shape) for v in (condition, a, b)])
 
 
 def clip(x, a_min=None, a_max=None):
