@@ -168,3 +168,65 @@ def test_python_control_flow_on_static_arguments_is_fine():
 def test_gradient_dtype_follows_input(dtype):
     g = ad.grad(lambda x: anp.sum(anp.tanh(x) * 2))(np.ones(3, dtype))
     assert g.dtype == dtype
+
+
+# --- unused inputs, constant outputs, argnums order ----------------------------------------------
+
+def test_vjp_with_an_unused_input_gives_it_a_zero_cotangent():
+    # The zero cotangent was computed by the forward part and dropped: a bare StopIteration.
+    out, pullback = ad.vjp(lambda a, b: a * 3.0, np.ones(2), np.ones(2))
+    np.testing.assert_array_equal(out, 3.0 * np.ones(2))
+    da, db = pullback(np.ones(2))
+    np.testing.assert_array_equal(da, 3.0 * np.ones(2))
+    np.testing.assert_array_equal(db, np.zeros(2))
+    assert db.dtype == np.float64
+    # The same pullback, checked by the adjoint identity against finite differences.
+    a, b, u = rng.normal(size=2), rng.normal(size=(3, 2)), rng.normal(size=2)
+    f = lambda a, b: anp.sin(a) * 2.0
+    da, db = ad.vjp(f, a, b)[1](u)
+    np.testing.assert_allclose(da, finite_difference(lambda a: np.sum(u * np.sin(a) * 2.0), a), rtol=1e-7)
+    np.testing.assert_array_equal(db, np.zeros((3, 2)))
+
+
+def test_vjp_of_a_constant_output_gives_zeros():
+    out, pullback = ad.vjp(lambda a: anp.ones(2), np.ones(2))
+    np.testing.assert_array_equal(out, np.ones(2))
+    (da,) = pullback(np.ones(2))
+    np.testing.assert_array_equal(da, np.zeros(2))
+    # A float32 input keeps its dtype; an output pytree with a constant leaf; has_aux.
+    (da,) = ad.vjp(lambda a: anp.full(3, 2.0), np.ones(2, np.float32))[1](np.ones(3))
+    assert da.shape == (2,) and da.dtype == np.float32 and not da.any()
+    _, pullback = ad.vjp(lambda a: {"c": anp.ones(2), "s": anp.sum(a ** 2)}, np.array([1.0, 2.0]))
+    np.testing.assert_allclose(pullback({"c": np.ones(2), "s": np.array(1.0)})[0], [2.0, 4.0])
+    value, pullback, aux = ad.vjp(lambda a: (anp.zeros(2), a * 2.0), np.ones(2), has_aux=True)
+    np.testing.assert_array_equal(pullback(np.ones(2))[0], np.zeros(2))
+    np.testing.assert_array_equal(aux, 2.0 * np.ones(2))
+
+
+def test_vmap_of_vjp_with_an_unused_input():
+    xs = rng.normal(size=(4, 3))
+    da, db = ad.vmap(lambda x: ad.vjp(lambda a, b: anp.sin(a), x, x)[1](anp.ones_like(x)))(xs)
+    np.testing.assert_allclose(da, np.cos(xs), rtol=1e-14)
+    np.testing.assert_array_equal(db, np.zeros((4, 3)))
+
+
+def test_grad_argnums_order_is_kept():
+    # Results come back in argnums order, not argument order.
+    np.testing.assert_allclose(ad.grad(lambda a, b: a * b, argnums=(1, 0))(1.0, 2.0), (1.0, 2.0))
+    gb, ga = ad.grad(lambda a, b: anp.sum(a) * anp.sum(b ** 2), argnums=(1, 0))(np.ones(2), np.array([1.0, 2.0, 3.0]))
+    np.testing.assert_allclose(gb, 2.0 * 2.0 * np.array([1.0, 2.0, 3.0]))
+    np.testing.assert_allclose(ga, 14.0 * np.ones(2))
+    value, (gy, gx) = ad.value_and_grad(lambda x, y: x ** 2 * y, argnums=[1, 0])(3.0, 2.0)
+    assert (value, gy, gx) == (18.0, 9.0, 12.0)
+
+
+def test_numpy_integer_argnums_act_like_ints():
+    assert ad.grad(lambda a, b: a * b, argnums=np.int64(1))(3.0, 2.0) == 3.0
+    assert ad.grad(lambda a, b: a * b, argnums=(np.int64(0),))(3.0, 2.0) == (2.0,)
+
+
+def test_grad_of_constant_and_unused_arguments_is_zero():
+    np.testing.assert_array_equal(ad.grad(lambda v: 1.0)(np.ones(2)), np.zeros(2))
+    ga, gb = ad.grad(lambda a, b: anp.sum(a ** 2), argnums=(0, 1))(np.array([1.0, 2.0]), np.ones(3))
+    np.testing.assert_allclose(ga, [2.0, 4.0])
+    np.testing.assert_array_equal(gb, np.zeros(3))

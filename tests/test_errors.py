@@ -121,3 +121,35 @@ def test_errors_share_one_root():
 
 def test_nan_and_inf_are_values_not_errors():
     assert np.isinf(ad.grad(lambda x: anp.log(x))(0.0))
+
+
+def named_product(a, b):
+    return a * b
+
+
+@pytest.mark.parametrize("transform", [ad.grad, ad.value_and_grad, ad.jacfwd, ad.jacrev, ad.hessian])
+def test_repeated_argnums_are_a_clear_error(transform):
+    # Was a bare StopIteration from deep inside. JAX rejects them too (with a TypeError).
+    with pytest.raises(ad.ArgumentError, match=r"argnums \(0, 0\) of 'named_product' name the same argument"):
+        transform(named_product, argnums=(0, 0))(1.0, 2.0)
+    with pytest.raises(ad.ArgumentError, match="same argument"):
+        transform(named_product, argnums=(1, -1))(1.0, 2.0)
+
+
+@pytest.mark.parametrize("argnums", ["a", 1.0, (0, "b"), None])
+def test_argnums_of_the_wrong_type(argnums):
+    with pytest.raises(ad.ArgumentError, match="argnums of 'named_product' must be an int or a tuple of ints"):
+        ad.grad(named_product, argnums=argnums)(1.0, 2.0)
+
+
+def test_static_argnums_of_the_wrong_type():
+    with pytest.raises(ad.ArgumentError, match="static_argnums of 'named_product' must be an int"):
+        ad.jit(named_product, static_argnums="b")(1.0, 2.0)
+
+
+def test_pullback_and_linearize_never_raise_stop_iteration():
+    # An unused input or a constant output: zeros, not a StopIteration escaping from the pullback.
+    np.testing.assert_array_equal(ad.vjp(lambda a, b: a * 3.0, np.ones(2), np.ones(2))[1](np.ones(2)),
+                                  (3.0 * np.ones(2), np.zeros(2)))
+    np.testing.assert_array_equal(ad.vjp(lambda a: anp.ones(2), np.ones(2))[1](np.ones(2)), (np.zeros(2),))
+    np.testing.assert_array_equal(ad.linearize(lambda a: anp.ones(2), np.ones(2))[1](np.ones(2)), np.zeros(2))

@@ -128,3 +128,156 @@ def test_vmapped_jacobians_broadcast_their_seed_basis_at_run_time():
     expected = np.cos(xs)[:, :, None] * np.eye(3) * xs[:, :1, None]
     expected[:, :, 0] += np.sin(xs)
     np.testing.assert_allclose(ad.vmap(ad.jacfwd(f))(xs), expected, rtol=1e-12)
+
+
+# --- Jacobian blocks that do not depend on the input (constant, linear, unused arguments) --------
+
+JACOBIANS = [ad.jacfwd, ad.jacrev]
+X2 = np.array([0.3, 0.5])
+
+
+def _fd_jacobian(f, x, eps=1e-6):
+    """Central differences of an array function of one array: shape f(x).shape + x.shape."""
+    x = np.asarray(x, np.float64)
+    columns = []
+    for index in np.ndindex(x.shape):
+        step = np.zeros_like(x)
+        step[index] = eps
+        columns.append((np.asarray(f(x + step), np.float64) - np.asarray(f(x - step), np.float64)) / (2 * eps))
+    out_shape = np.shape(f(x))
+    return np.moveaxis(np.stack(columns), 0, -1).reshape(out_shape + x.shape)
+
+
+@pytest.mark.parametrize("jacobian", JACOBIANS)
+def test_jacobian_of_a_constant_function_is_zero(jacobian):
+    # The derivative does not depend on the basis, so vmap leaves it unbatched: it was reshaped as if batched.
+    np.testing.assert_array_equal(jacobian(lambda v: anp.ones(3))(X2), np.zeros((3, 2)))
+    np.testing.assert_array_equal(jacobian(lambda v: anp.full((2, 2), 7.0))(X2), np.zeros((2, 2, 2)))
+    np.testing.assert_array_equal(jacobian(lambda v: 3.0)(1.0), 0.0)
+    np.testing.assert_array_equal(jacobian(lambda v: anp.ones(3))(X2), _fd_jacobian(lambda v: np.ones(3), X2))
+
+
+@pytest.mark.parametrize("jacobian", JACOBIANS)
+def test_jacobian_of_a_linear_function_is_its_matrix(jacobian):
+    a, b = rng.normal(size=(3, 2)), rng.normal(size=3)
+    f = lambda v: a @ v + b
+    np.testing.assert_allclose(jacobian(f)(X2), a, rtol=1e-14)
+    np.testing.assert_allclose(jacobian(f)(X2), _fd_jacobian(f, X2), rtol=1e-7)
+    np.testing.assert_allclose(jacobian(lambda v: 2.0 * v)(X2), 2.0 * np.eye(2), rtol=1e-14)
+
+
+@pytest.mark.parametrize("jacobian", JACOBIANS)
+def test_jacobian_with_an_unused_argument_has_a_zero_block(jacobian):
+    da, db = jacobian(lambda a, b: a ** 2, argnums=(0, 1))(X2, np.ones(3))
+    np.testing.assert_allclose(da, np.diag(2 * X2), rtol=1e-14)
+    np.testing.assert_allclose(da, _fd_jacobian(lambda a: a ** 2, X2), rtol=1e-7)
+    np.testing.assert_array_equal(db, np.zeros((2, 3)))
+
+
+@pytest.mark.parametrize("jacobian", JACOBIANS)
+def test_jacobian_argnums_order_is_kept(jacobian):
+    d_b, d_a = jacobian(lambda a, b: a * b ** 2, argnums=(1, 0))(X2, np.array([2.0, 3.0]))
+    np.testing.assert_allclose(d_b, np.diag(2 * X2 * [2.0, 3.0]), rtol=1e-14)
+    np.testing.assert_allclose(d_a, np.diag([4.0, 9.0]), rtol=1e-14)
+
+
+@pytest.mark.parametrize("jacobian", JACOBIANS)
+def test_jacobian_of_pytrees_with_constant_and_integer_leaves(jacobian):
+    def f(p):
+        return {"lin": p["u"] * 2.0, "const": anp.ones((2, 2)), "sum": anp.sum(p["w"]), "int": anp.arange(3)}
+
+    p = {"u": X2, "w": rng.normal(size=(2, 3))}
+    jac = jacobian(f)(p)
+    expected = {
+        "lin": {"u": 2.0 * np.eye(2), "w": np.zeros((2, 2, 3))},
+        "const": {"u": np.zeros((2, 2, 2)), "w": np.zeros((2, 2, 2, 3))},
+        "sum": {"u": np.zeros(2), "w": np.ones((2, 3))},
+        "int": {"u": np.zeros((3, 2)), "w": np.zeros((3, 2, 3))},  # integer outputs have no derivative
+    }
+    assert set(jac) == set(expected)
+    for key in expected:
+        for leaf in ("u", "w"):
+            assert np.shape(jac[key][leaf]) == expected[key][leaf].shape, (key, leaf)
+            np.testing.assert_allclose(jac[key][leaf], expected[key][leaf], rtol=1e-14, err_msg=f"{key}/{leaf}")
+
+
+@pytest.mark.parametrize("jacobian", JACOBIANS)
+def test_jacobian_of_a_float32_output_of_a_float64_function(jacobian):
+    # The seeds take each output's dtype: a float64 basis fed to a float32 cotangent was a dtype error.
+    f = lambda v: (v * 2.0).astype(np.float32)
+    np.testing.assert_allclose(jacobian(f)(X2), 2.0 * np.eye(2), rtol=1e-6)
+    np.testing.assert_array_equal(jacobian(lambda v: anp.ones(3, dtype=np.float32))(X2), np.zeros((3, 2)))
+
+
+@pytest.mark.parametrize("jacobian", JACOBIANS)
+def test_vmap_of_a_jacobian_with_a_constant_block(jacobian):
+    xs = rng.normal(size=(4, 2))
+    jac, zero = ad.vmap(jacobian(lambda a, b: (anp.sin(a), anp.ones(3)), argnums=(0, 1)))(xs, xs)
+    np.testing.assert_allclose(jac[0], np.cos(xs)[:, :, None] * np.eye(2), rtol=1e-14)
+    for block in (jac[1], zero[0], zero[1]):
+        np.testing.assert_array_equal(block, np.zeros((4,) + block.shape[1:]))
+    assert zero[0].shape == (4, 3, 2)
+
+
+@pytest.mark.parametrize("inner", JACOBIANS)
+@pytest.mark.parametrize("outer", JACOBIANS)
+def test_hessian_of_linear_and_piecewise_linear_functions_is_zero(outer, inner):
+    for f in (lambda v: anp.sum(2.0 * v), lambda v: ad.reduce("max", v), lambda v: anp.sum(v) + 1.0):
+        np.testing.assert_array_equal(outer(inner(f))(X2), np.zeros((2, 2)))
+    np.testing.assert_array_equal(ad.hessian(lambda v: anp.sum(2.0 * v))(X2), np.zeros((2, 2)))
+    np.testing.assert_array_equal(ad.hessian(lambda v: ad.reduce("max", v))(X2), np.zeros((2, 2)))
+
+
+@pytest.mark.parametrize("inner", JACOBIANS)
+@pytest.mark.parametrize("outer", JACOBIANS)
+def test_partly_zero_hessian_matches_exact_and_finite_differences(outer, inner):
+    # x0 and x2 interact, x1 enters linearly, x3 not at all: rows and columns 1 and 3 are zero.
+    f = lambda v: v[0] ** 3 + 2.0 * v[1] + anp.sin(v[2]) * v[0]
+    x = np.array([0.3, 0.5, -0.7, 1.1])
+    exact = np.zeros((4, 4))
+    exact[0, 0] = 6 * x[0]
+    exact[0, 2] = exact[2, 0] = np.cos(x[2])
+    exact[2, 2] = -np.sin(x[2]) * x[0]
+    hessian = outer(inner(f))(x)
+    np.testing.assert_allclose(hessian, exact, rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(hessian, _fd_jacobian(ad.grad(f), x, eps=1e-5), rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(ad.hessian(f)(x), exact, rtol=1e-13, atol=1e-15)
+
+
+def test_hessian_of_a_function_of_two_pytree_arguments():
+    def f(p, q):
+        return anp.sum(p["a"] * 2.0) + p["b"] * 1.0 + anp.sum(q[0] ** 3) + p["b"] * anp.sum(q[0])
+
+    p, q = {"a": X2, "b": 1.5}, (np.array([0.2, -0.4, 0.9]),)
+    h = ad.hessian(f, argnums=(0, 1))(p, q)
+    # h[i][j]: the structure of the gradient (p, q), then for each of its leaves, (p, q) again.
+    (h_pp, h_pq), (h_qp, h_qq) = h[0]["a"], h[0]["b"]
+    np.testing.assert_array_equal(h_pp["a"], np.zeros((2, 2)))
+    np.testing.assert_array_equal(h_pp["b"], np.zeros(2))
+    np.testing.assert_array_equal(h_pq[0], np.zeros((2, 3)))
+    np.testing.assert_array_equal(h_qp["a"], np.zeros(2))
+    np.testing.assert_array_equal(h_qp["b"], 0.0)
+    np.testing.assert_allclose(h_qq[0], np.ones(3), rtol=1e-14)  # d2f / db dq
+    (q_p, q_q), = h[1]
+    np.testing.assert_array_equal(q_p["a"], np.zeros((3, 2)))
+    np.testing.assert_allclose(q_p["b"], np.ones(3), rtol=1e-14)
+    np.testing.assert_allclose(q_q[0], np.diag(6 * q[0]), rtol=1e-14)
+    flat = lambda v: f({"a": v[:2], "b": v[2]}, (v[3:],))
+    v = np.concatenate([X2, [1.5], q[0]])
+    numeric = _fd_jacobian(ad.grad(flat), v, eps=1e-5)
+    np.testing.assert_allclose(numeric[3:, 3:], q_q[0], rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(numeric[2, 3:], h_qq[0], rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(numeric[:2], 0.0, atol=1e-9)
+
+
+def test_linearize_of_constant_outputs_and_unused_inputs():
+    out, f_jvp = ad.linearize(lambda a: anp.ones(2), np.ones(2))
+    np.testing.assert_array_equal(out, np.ones(2))
+    np.testing.assert_array_equal(f_jvp(np.ones(2)), np.zeros(2))
+    a, b = rng.normal(size=2), rng.normal(size=3)
+    out, f_jvp = ad.linearize(lambda a, b: (anp.sin(a), anp.ones(3), b * 0.0 + 2.0), a, b)
+    ta, tb = rng.normal(size=2), rng.normal(size=3)
+    tangents = f_jvp(ta, tb)
+    np.testing.assert_allclose(tangents[0], np.cos(a) * ta, rtol=1e-14)
+    np.testing.assert_array_equal(tangents[1], np.zeros(3))
+    np.testing.assert_array_equal(tangents[2], np.zeros(3))

@@ -10,6 +10,7 @@ compose to any order: grad(grad(grad(f))).
 from __future__ import annotations
 
 import functools
+import operator
 import weakref
 
 import numpy as np
@@ -65,21 +66,39 @@ def _aval(value, where: str) -> Aval:
     )
 
 
-def _normalize_argnums(argnums, num_args: int, fn) -> tuple[int, ...]:
-    single = isinstance(argnums, int)
-    nums = (argnums,) if single else tuple(argnums)
+def _is_single(argnums) -> bool:
+    """argnums=1 gives one result; argnums=(1,) or [0, 1] a tuple of them."""
+    return not isinstance(argnums, (tuple, list))
+
+
+def _normalize_argnums(argnums, num_args: int, fn, what: str = "argnums") -> tuple[int, ...]:
+    """argnums (an int or a tuple of ints, negative from the end) as indices in range.
+
+    For derivatives (`what` = "argnums") each argument may appear once: JAX rejects repeats too
+    (with a TypeError from deep inside), and a repeat would ask for one gradient twice.
+    """
+    try:
+        nums = (operator.index(argnums),) if _is_single(argnums) else tuple(operator.index(n) for n in argnums)
+    except TypeError:
+        raise ArgumentError(f"{what} of '{_name(fn)}' must be an int or a tuple of ints, got {argnums!r}") from None
     for n in nums:
-        if not isinstance(n, int) or not -num_args <= n < num_args:
+        if not -num_args <= n < num_args:
             raise ArgumentError(
-                f"argnums {argnums!r} is out of range for '{_name(fn)}' called with {num_args} "
+                f"{what} {argnums!r} is out of range for '{_name(fn)}' called with {num_args} "
                 "positional arguments"
             )
-    return tuple(n % num_args for n in nums)
+    normalized = tuple(n % num_args for n in nums)
+    if what == "argnums" and len(set(normalized)) != len(normalized):
+        raise ArgumentError(
+            f"argnums {argnums!r} of '{_name(fn)}' name the same argument more than once; "
+            "list each argument once"
+        )
+    return normalized
 
 
 def _stage(fn, kind, args, static_argnums, build):
     """Trace `fn` at `args`' signature and build (with `build`) a staged program, cached."""
-    static = set(_normalize_argnums(static_argnums, len(args), fn)) if static_argnums else set()
+    static = set(_normalize_argnums(static_argnums, len(args), fn, "static_argnums")) if static_argnums else set()
     dynamic = [a for i, a in enumerate(args) if i not in static]
     leaves, in_tree = flatten(dynamic)
     avals = [_aval(leaf, f"an argument of '{_name(fn)}'") for leaf in leaves]
@@ -200,12 +219,16 @@ def _gradient_function(fn, argnums, has_aux, with_value):
 
 
 def _unflatten_grads(args, nums, flat, argnums):
-    flat = iter(flat)
-    grads = []
-    for n in nums:
+    """Per-argument results from `flat`, which holds one entry per leaf of the differentiated
+    arguments in argument order (the order of the program's inputs), returned in argnums order:
+    argnums=(1, 0) gives (d/d args[1], d/d args[0])."""
+    per_argument, start = {}, 0
+    for n in sorted(nums):
         leaves, tree = flatten(args[n])
-        grads.append(unflatten(tree, [next(flat) for _ in leaves]))
-    return grads[0] if isinstance(argnums, int) else tuple(grads)
+        per_argument[n] = unflatten(tree, list(flat[start:start + len(leaves)]))
+        start += len(leaves)
+    grads = [per_argument[n] for n in nums]
+    return grads[0] if _is_single(argnums) else tuple(grads)
 
 
 def _check_differentiable(fn, args, nums, program, wrt):
@@ -237,6 +260,39 @@ def _check_scalar_output(fn, program, out_tree, has_aux) -> int:
     return 1 + (out_tree.num_leaves - 1 if has_aux else 0)
 
 
+def _split_staged(joint: Program, num_known: int, num_outputs: int, out_tree, closure) -> _Staged:
+    """Stage `joint` (inputs: `num_known` primals, then the later inputs; outputs: `num_outputs`
+    primal outputs, then derivatives) in two parts: what the primals give, run once now, and the
+    rest, run on demand with the later inputs (cotangents for vjp, tangents for linearize).
+
+    Derivative outputs that do not depend on the later inputs (the zero cotangent of an unused
+    input, the zero tangent of a constant output) land in the first part; `_run_split` puts them
+    back in place, so the second part always returns every derivative output.
+    """
+    known, later, known_outputs = split_program(simplify(joint), num_known)
+    if not all(known_outputs[:num_outputs]):
+        raise AssertionError("a primal output depends on a derivative input")  # invariant of jvp/vjp
+    staged = _Staged(known, out_tree, closure)
+    staged.later = _Staged(later, out_tree, [])
+    staged.num_outputs = num_outputs
+    staged.later_known = tuple(known_outputs[num_outputs:])
+    return staged
+
+
+def _run_split(staged: _Staged, leaves):
+    """Run the first part of a `_split_staged` program: (primal outputs, function of the later inputs)."""
+    forward = staged(leaves)
+    n, num_known = staged.num_outputs, staged.num_outputs + sum(staged.later_known)
+    outputs, known, residuals = forward[:n], forward[n:num_known], forward[num_known:]
+
+    def later(inputs):
+        computed = iter(staged.later.run(list(residuals) + list(inputs)))
+        stored = iter(known)
+        return [next(stored) if is_known else next(computed) for is_known in staged.later_known]
+
+    return outputs, later
+
+
 def vjp(fn, *primals, has_aux=False):
     """Run fn forward once and return (outputs, pullback); pullback(cotangents) gives one
     cotangent per primal (zeros for integer leaves).
@@ -246,17 +302,13 @@ def vjp(fn, *primals, has_aux=False):
     """
     def build(program, out_tree, closure, in_tree, num_leaves):
         wrt = [is_float(v.aval.dtype) for v in program.inputs[:num_leaves]] + [False] * len(closure)
-        joint = simplify(vjp_program(program, wrt))
-        forward, backward, _ = split_program(joint, len(program.inputs))
-        staged = _Staged(forward, out_tree, closure)
-        staged.backward = _Staged(backward, out_tree, [])
+        staged = _split_staged(vjp_program(program, wrt), len(program.inputs), len(program.outputs), out_tree,
+                               closure)
         staged.out_avals = program.out_avals
         return staged
 
     staged, leaves = _stage(fn, ("vjp",), primals, (), build)
-    n_out = len(staged.out_avals)
-    forward = staged(leaves)
-    outputs, residuals = forward[:n_out], forward[n_out:]
+    outputs, backward = _run_split(staged, leaves)
     value_tree = staged.out_tree.children[0] if has_aux else staged.out_tree
     n_value = value_tree.num_leaves
     if has_aux and (staged.out_tree.kind not in ("tuple", "list") or len(staged.out_tree.children) != 2):
@@ -274,7 +326,8 @@ def vjp(fn, *primals, has_aux=False):
                     f"pullback of '{_name(fn)}': a cotangent of shape {np.shape(ct)} for an output {aval}"
                 )
         aux_zeros = [np.zeros(a.shape, a.dtype) for a in staged.out_avals[n_value:]]
-        flat = iter(staged.backward.run(list(residuals) + list(ct_leaves) + aux_zeros))
+        # One cotangent per float leaf of the primals (in order); integer leaves get zeros.
+        flat = iter(backward(list(ct_leaves) + aux_zeros))
         results = []
         for primal in primals:
             primal_leaves, tree = flatten(primal)

@@ -12,26 +12,41 @@ import functools
 
 import numpy as np
 
-from .api import _name, _normalize_argnums, _stage, _Staged, _unflatten_grads, _wrt, grad, jvp
+from .api import (
+    _name,
+    _normalize_argnums,
+    _run_split,
+    _split_staged,
+    _stage,
+    _Staged,
+    _unflatten_grads,
+    _wrt,
+    grad,
+    jvp,
+)
 from .core.errors import NonDifferentiableError
 from .core.ir import Program
 from .core.pytree import flatten, unflatten
 from .core.types import is_float
 from .numpy import moveaxis, reshape
+from .primitives.rules import broadcast_batch
 from .tracing import eval_program, trace_program
 from .transforms.jvp import jvp_program
-from .transforms.partial_eval import split_program
 from .transforms.vjp import vjp_program
 from .transforms.vmap import vmap_program
 
 
-def _basis(avals, dtype):
-    """Identity rows split per leaf: one array (n, *leaf.shape) per aval, n = total size."""
+def _basis(avals):
+    """Identity rows split per leaf: one array (n, *leaf.shape) per aval, n = total size.
+
+    Each piece has its leaf's dtype, as the seed it feeds (a float32 output of a float64
+    function takes float32 cotangents).
+    """
     total = sum(a.size for a in avals)
-    identity = np.eye(total, dtype=dtype)
+    identity = np.eye(total)
     pieces, start = [], 0
     for aval in avals:
-        pieces.append(identity[:, start:start + aval.size].reshape((total,) + aval.shape))
+        pieces.append(identity[:, start:start + aval.size].reshape((total,) + aval.shape).astype(aval.dtype))
         start += aval.size
     return pieces
 
@@ -46,13 +61,15 @@ def _jacobian_program(program: Program, wrt, mode: str) -> Program:
     else:
         derivative = vjp_program(program, wrt)
         seed_avals, n_out = list(program.out_avals), len(program.outputs)
-    dtype = np.result_type(*[a.dtype for a in wrt_avals + list(program.out_avals)])
-    seeds = _basis(seed_avals, dtype)
+    seeds = _basis(seed_avals)
     size = seeds[0].shape[0] if seeds else 0
-    batched, _ = vmap_program(derivative, [False] * n + [True] * len(seeds), size)
+    batched, out_batched = vmap_program(derivative, [False] * n + [True] * len(seeds), size)
 
     def rows(*primals):
-        return eval_program(batched, list(primals) + seeds)[n_out:]
+        # A derivative output that does not depend on the seeds (a block of a constant or linear
+        # function, an unused input) comes out of vmap unbatched: give it its row axis here.
+        outs = eval_program(batched, list(primals) + seeds)[n_out:]
+        return [out if flag else broadcast_batch(out, size) for out, flag in zip(outs, out_batched[n_out:])]
 
     result, _, _ = trace_program(rows, list(program.in_avals), f"jac{mode}")
     return result
@@ -134,22 +151,15 @@ def linearize(fn, *primals):
     def build(program, out_tree, closure, in_tree, num_leaves):
         wrt = [is_float(v.aval.dtype) for v in program.inputs[:num_leaves]]
         joint = jvp_program(program, wrt + [False] * len(closure))
-        from .passes import simplify
-
-        known, unknown, _ = split_program(simplify(joint), len(program.inputs))
-        staged = _Staged(known, out_tree, closure)
-        staged.tangent_program = _Staged(unknown, out_tree, [])
-        staged.num_outputs = len(program.outputs)
+        staged = _split_staged(joint, len(program.inputs), len(program.outputs), out_tree, closure)
         staged.wrt = wrt
         return staged
 
     staged, leaves = _stage(fn, ("linearize",), primals, (), build)
-    forward = staged(leaves)
-    outputs, residuals = forward[: staged.num_outputs], forward[staged.num_outputs:]
+    outputs, tangents_of = _run_split(staged, leaves)
 
     def f_jvp(*tangents):
         tangent_leaves = flatten(tuple(tangents))[0]
-        used = [t for t, w in zip(tangent_leaves, staged.wrt) if w]
-        return unflatten(staged.out_tree, staged.tangent_program.run(list(residuals) + used))
+        return unflatten(staged.out_tree, tangents_of([t for t, w in zip(tangent_leaves, staged.wrt) if w]))
 
     return unflatten(staged.out_tree, outputs), f_jvp

@@ -9,6 +9,7 @@ Each wraps the traced function in one primitive whose params hold the programs:
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 
 import numpy as np
@@ -64,6 +65,31 @@ def _all_batched(program, out_flags, size):
     return result
 
 
+class _CustomRules:
+    """What custom_jvp and custom_vjp share: the wrapped function and the guard below.
+
+    The rules are traced when the decorated function is called (into programs held as params),
+    so a rule that calls the decorated function itself, as JAX documents (`fwd` returning
+    `(f(x), residuals)`), would trace the rules again, without end. While the rules are traced,
+    a call of the decorated function therefore evaluates the plain function, which is what JAX
+    computes there too. (Its derivative inside a rule is then the plain function's, which
+    matters only when a rule is itself differentiated, i.e. for higher orders.)
+    """
+
+    def __init__(self, fun):
+        self.fun = fun
+        self._tracing_rules = 0  # > 0 while this function's rules are traced
+        functools.update_wrapper(self, fun)
+
+    @contextlib.contextmanager
+    def _rule_tracing(self):
+        self._tracing_rules += 1
+        try:
+            yield
+        finally:
+            self._tracing_rules -= 1
+
+
 # --- custom_jvp ----------------------------------------------------------------------------------
 
 custom_jvp_call_p = Primitive("custom_jvp_call", _call_abstract_eval, multiple_results=True)
@@ -93,7 +119,7 @@ custom_jvp_call_p.jvp, custom_jvp_call_p.vjp = _custom_jvp_jvp, _custom_jvp_vjp
 custom_jvp_call_p.batch = _batch_programs(custom_jvp_call_p, ("fun", "rule"))
 
 
-class custom_jvp:  # noqa: N801 - named like the decorator users know from JAX
+class custom_jvp(_CustomRules):  # noqa: N801 - named like the decorator users know from JAX
     """A function with a user-supplied forward-mode rule (reverse mode follows from it).
 
     >>> @custom_jvp
@@ -103,9 +129,8 @@ class custom_jvp:  # noqa: N801 - named like the decorator users know from JAX
     """
 
     def __init__(self, fun):
-        self.fun, self.rule = fun, None
-        self._in_rule = False  # calls of the function inside its own rule are plain calls
-        functools.update_wrapper(self, fun)
+        super().__init__(fun)
+        self.rule = None
 
     def defjvp(self, rule):
         self.rule = rule
@@ -114,7 +139,7 @@ class custom_jvp:  # noqa: N801 - named like the decorator users know from JAX
     def __call__(self, *args):
         if self.rule is None:
             raise ArgumentError(f"custom_jvp '{self.__name__}' has no rule: decorate one with @{self.__name__}.defjvp")
-        if self._in_rule:
+        if self._tracing_rules:
             return self.fun(*args)
         leaves, tree = flatten(list(args))
         avals = [aval_of(leaf) for leaf in leaves]
@@ -129,11 +154,8 @@ class custom_jvp:  # noqa: N801 - named like the decorator users know from JAX
             out, tangent_out = self.rule(tuple(primals), tuple(tangents))
             return list(flatten(out)[0]) + list(flatten(tangent_out)[0])
 
-        self._in_rule = True
-        try:
+        with self._rule_tracing():
             rule_program, _, rule_closure = trace_program(rule, avals + tangent_avals, f"{self.__name__} jvp rule")
-        finally:
-            self._in_rule = False
         if fun_closure or rule_closure:
             raise ArgumentError(f"custom_jvp '{self.__name__}': close over constants only, pass traced values as "
                                 "arguments")
@@ -182,15 +204,15 @@ custom_vjp_call_p.vjp, custom_vjp_call_p.jvp = _custom_vjp_vjp, _custom_vjp_jvp
 custom_vjp_call_p.batch = _batch_programs(custom_vjp_call_p, ("fun", "fwd"))
 
 
-class custom_vjp:  # noqa: N801 - named like the decorator users know from JAX
+class custom_vjp(_CustomRules):  # noqa: N801 - named like the decorator users know from JAX
     """A function with a user-supplied reverse-mode rule.
 
     >>> f.defvjp(fwd, bwd)  # fwd(*args) -> (out, residuals); bwd(residuals, g) -> tuple of cotangents
     """
 
     def __init__(self, fun):
-        self.fun, self.fwd, self.bwd = fun, None, None
-        functools.update_wrapper(self, fun)
+        super().__init__(fun)
+        self.fwd, self.bwd = None, None
 
     def defvjp(self, fwd, bwd):
         self.fwd, self.bwd = fwd, bwd
@@ -198,6 +220,8 @@ class custom_vjp:  # noqa: N801 - named like the decorator users know from JAX
     def __call__(self, *args):
         if self.fwd is None:
             raise ArgumentError(f"custom_vjp '{self.__name__}' has no rule: call {self.__name__}.defvjp(fwd, bwd)")
+        if self._tracing_rules:
+            return self.fun(*args)
         leaves, tree = flatten(list(args))
         avals = [aval_of(leaf) for leaf in leaves]
         fun, out_tree, closure = trace_program(lambda *ls: self.fun(*unflatten(tree, ls)), avals, self.__name__)
@@ -209,7 +233,8 @@ class custom_vjp:  # noqa: N801 - named like the decorator users know from JAX
             residual_tree.append(res_tree)
             return list(flatten(out)[0]) + list(res_leaves)
 
-        fwd, _, fwd_closure = trace_program(forward, avals, f"{self.__name__} fwd")
+        with self._rule_tracing():
+            fwd, _, fwd_closure = trace_program(forward, avals, f"{self.__name__} fwd")
         n = len(fun.outputs)
         check_same_structure("custom_vjp", self.__name__, out_tree, fun.out_avals, "its fwd", out_tree,
                              fwd.out_avals[:n])
@@ -224,8 +249,9 @@ class custom_vjp:  # noqa: N801 - named like the decorator users know from JAX
                                  f"{len(avals)} inputs")
             return [g for g, f in zip(grads, flags) if f]
 
-        bwd, _, bwd_closure = trace_program(backward, list(fwd.out_avals[n:]) + list(fun.out_avals),
-                                            f"{self.__name__} bwd")
+        with self._rule_tracing():
+            bwd, _, bwd_closure = trace_program(backward, list(fwd.out_avals[n:]) + list(fun.out_avals),
+                                                f"{self.__name__} bwd")
         if closure or fwd_closure or bwd_closure:
             raise ArgumentError(f"custom_vjp '{self.__name__}': close over constants only, pass traced values as "
                                 "arguments")
