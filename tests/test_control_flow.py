@@ -58,6 +58,19 @@ def test_where_of_sqrt_and_norm_at_zero_are_finite():
     np.testing.assert_allclose(ad.grad(anp.linalg.norm)(np.array([3.0, 4.0])), [0.6, 0.8])
 
 
+@pytest.mark.parametrize("norm", [
+    lambda x: anp.sum(x ** 2) ** 0.5,
+    lambda x: anp.sqrt(x @ x),
+    lambda x: anp.sqrt(x[0] ** 2 + x[1] ** 2 + x[2] ** 2),
+    lambda x: anp.sqrt(0.5 * anp.sum(x * x, axis=0, keepdims=True))[0] * 2 ** 0.5,
+], ids=["pow-half", "dot", "added-squares", "scaled-keepdims"])
+def test_every_spelling_of_a_norm_has_gradient_zero_at_zero(norm):
+    np.testing.assert_array_equal(ad.grad(norm)(np.zeros(3)), np.zeros(3))
+    x = np.array([3.0, 4.0, 12.0])
+    np.testing.assert_allclose(ad.grad(norm)(x), x / 13.0, rtol=1e-14)
+    np.testing.assert_allclose(ad.hessian(norm)(x), (np.eye(3) - np.outer(x, x) / 169.0) / 13.0, rtol=1e-12)
+
+
 def test_branches_with_different_outputs_name_the_leaf():
     expected = r"leaf \[1\] is f64\[2\] in the false branch but f64\[3\] in the true branch"
     with pytest.raises(ad.ShapeError, match=expected):

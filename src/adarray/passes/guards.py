@@ -1,7 +1,7 @@
 """guard_square_roots: a pass run before differentiation.
 
-sqrt(s) of a sum of squares s (x*x or x**2 summed, optionally scaled by a
-constant) has an infinite derivative at s = 0 that, multiplied by the zero
+sqrt(s) (or s ** 0.5) of a sum of squares s (x*x or x**2 summed or added,
+optionally scaled by a positive constant; x @ x) has an infinite derivative at s = 0 that, multiplied by the zero
 partials of the squares, gives NaN. The pass rewrites it into the same value
 with a documented subgradient of 0 at s = 0 (the "double where"):
 
@@ -18,6 +18,7 @@ from ..tracing import trace_program
 
 
 def _is_sum_of_squares(atom, producers) -> bool:
+    """Squares, and what sums, positive multiples, broadcasts and reshapes make of them (x @ x too)."""
     eqn = producers.get(id(atom)) if isinstance(atom, Var) else None
     if eqn is None:
         return False
@@ -26,9 +27,20 @@ def _is_sum_of_squares(atom, producers) -> bool:
         return inputs[1].uniform > 0 and _is_sum_of_squares(inputs[0], producers)
     if name == "mul" and isinstance(inputs[0], Literal) and inputs[0].uniform is not None:
         return inputs[0].uniform > 0 and _is_sum_of_squares(inputs[1], producers)
-    if name == "reduce" and eqn.params["op"] == "add":
-        return _is_square(inputs[0], producers)
+    if name == "add":
+        return all(_is_sum_of_squares(a, producers) for a in inputs)
+    if (name == "reduce" and eqn.params["op"] == "add") or name in ("reshape", "broadcast_in_dim"):
+        return _is_sum_of_squares(inputs[0], producers)
+    if name == "einsum":  # x . x: both operands the same, every index summed
+        return inputs[0] is inputs[1] and eqn.params["spec"].replace(" ", "") in ("i,i->", "ij,ij->")
     return _is_square(atom, producers)
+
+
+def _is_square_root(eqn) -> bool:
+    if eqn.prim.name == "sqrt":
+        return True
+    exponent = eqn.inputs[1] if eqn.prim.name == "pow" else None
+    return isinstance(exponent, Literal) and exponent.uniform == 0.5
 
 
 def _is_square(atom, producers) -> bool:
@@ -43,7 +55,7 @@ def _is_square(atom, producers) -> bool:
 def guard_square_roots(program: Program) -> Program:
     """The program with every sqrt of a sum of squares guarded at zero (values unchanged)."""
     producers = {id(v): eqn for eqn in program.eqns for v in eqn.outputs}
-    guarded = [eqn for eqn in program.eqns if eqn.prim.name == "sqrt" and _is_sum_of_squares(eqn.inputs[0], producers)]
+    guarded = [eqn for eqn in program.eqns if _is_square_root(eqn) and _is_sum_of_squares(eqn.inputs[0], producers)]
     if not guarded:
         return program
     chosen = {id(eqn) for eqn in guarded}
@@ -57,7 +69,7 @@ def guard_square_roots(program: Program) -> Program:
         for eqn in program.eqns:
             ins = [read(a) for a in eqn.inputs]
             if id(eqn) in chosen:
-                (s,) = ins
+                s = ins[0]
                 at_zero = ew.eq(s, ew.zeros_like(s))
                 root = ew.sqrt(ew.select(at_zero, ew.full_like(s, 1.0), s))
                 outs = ew.select(at_zero, ew.zeros_like(s), root)
