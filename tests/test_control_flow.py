@@ -319,3 +319,15 @@ def test_checkpoint_recomputes_and_gives_the_same_gradient():
     np.testing.assert_allclose(ad.grad(g)(x), ad.grad(f)(x), rtol=1e-12)
     np.testing.assert_allclose(ad.hessian(lambda v: g(v.reshape(3, 4)))(x.ravel()),
                                ad.hessian(lambda v: f(v.reshape(3, 4)))(x.ravel()), rtol=1e-10)
+
+
+def test_dead_code_elimination_prunes_unused_outputs_of_cond():
+    def first(x):
+        return ad.cond(anp.sum(x) > 0, lambda v: (anp.sin(v), anp.cos(v)), lambda v: (v, anp.exp(v)), x)[0]
+
+    x = np.array([0.5, -0.2])
+    program = ad.make_ir(first)(x)
+    (cond,) = [e for e in program.eqns if e.prim.name == "cond"]
+    assert len(cond.outputs) == 1
+    assert "cos" not in str(program) and "exp" not in str(program)
+    np.testing.assert_allclose(ad.jit(first)(x), np.sin(x))

@@ -76,6 +76,9 @@ class Primitive:
         self.batch = None
         self.sample = None  # test sampler: rng -> list of (args, params)
         self.elementwise = False  # a map of a scalar function (lets passes fold uniform literals)
+        # Optional, for multiple results: (eqn, used flags) -> an Eqn computing only the used outputs
+        # (dead-code elimination calls it; without it an equation runs whole or not at all).
+        self.prune = None
         REGISTRY[name] = self
 
     @property
