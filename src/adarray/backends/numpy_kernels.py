@@ -79,7 +79,7 @@ def interpret(program, args):
     def read(atom):
         return atom.value if isinstance(atom, Literal) else env[id(atom)]
 
-    for eqn in program.eqns:
+    for eqn, release in zip(program.eqns, _releases(program)):
         ins = [read(a) for a in eqn.inputs]
         name = eqn.prim.name
         if name == "cond":
@@ -90,7 +90,29 @@ def interpret(program, args):
             outs = IMPLS[name](*ins, **eqn.params)
         for var, value in zip(eqn.outputs, outs if eqn.prim.multiple_results else [outs]):
             env[id(var)] = value
+        for key in release:  # arrays of elements are dropped after their last use, as in numpy_backend
+            del env[key]
     return [read(a) for a in program.outputs]
+
+
+_RELEASES: dict = {}
+
+
+def _releases(program) -> list[tuple[int, ...]]:
+    """For each equation, the ids of the variables last read (or written and never read) there."""
+    cached = _RELEASES.get(program)
+    if cached is None:
+        last = {}
+        for k, eqn in enumerate(program.eqns):
+            for atom in list(eqn.outputs) + [a for a in eqn.inputs if not isinstance(a, Literal)]:
+                last[id(atom)] = k
+        for atom in program.outputs:
+            last.pop(id(atom), None)
+        cached = [[] for _ in program.eqns]
+        for key, k in last.items():
+            cached[k].append(key)
+        cached = _RELEASES[program] = [tuple(keys) for keys in cached]
+    return cached
 
 
 def _used_inputs(program):

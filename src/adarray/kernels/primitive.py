@@ -36,9 +36,10 @@ from ..transforms.vmap import vmap_program
 from .derivative import cotangent_program, float_flags, has_singular, partials_program, scale, tangent_program
 
 # Above this many partials per element, reverse mode over the kernel's operations is faster than
-# mixed mode (arity crossover measured by benchmarks/mixed_mode.py --arity: with the NumPy
-# interpreter mixed mode's O(k^2) array passes lose from k = 9 on; compiled with Numba they win to 16).
-MAX_ARITY = {"numpy": 8, "numba": 16}
+# mixed mode. Arity crossover measured by `adarray bench mixed --section arity` (2^18 elements,
+# prod_j tanh(x_j > 0.5 ? x_j : -x_j)): with the NumPy interpreter mixed mode's O(k^2) array passes
+# lose from k = 13-15 on; compiled by Numba mixed mode still won by 1.6-3x at k = 32.
+MAX_ARITY = {"numpy": 12, "numba": 32}
 
 
 def max_arity() -> int:
