@@ -157,3 +157,9 @@ def test_max_seconds_skips_the_larger_instances_of_a_problem(tmp_path, capsys):
     rows = list(csv.DictReader(open(tmp_path / "adbench_results.csv")))
     assert [row["status"] for row in rows] == ["ok"] + ["skipped: over --max-seconds"] * 3
     assert "| gmm | 1k/gmm_d10_K5 | 330 | skipped | - | - |" in capsys.readouterr().out
+
+
+def test_overhead_benchmark_checks_its_gradient_and_prints_the_table(capsys):
+    assert main(["bench", "overhead", "--size", "100", "--number", "3", "--repeat", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "| ad.grad(f) |" in out and "overhead per call" in out

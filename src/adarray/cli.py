@@ -317,6 +317,7 @@ BENCHMARKS = {
     "adbench": ("benchmarks.adbench.run", "adbench/run.py"),
     "parallel": ("benchmarks.parallel_primitives", "parallel_primitives.py"),
     "mixed": ("benchmarks.mixed_mode", "mixed_mode.py"),
+    "overhead": ("benchmarks.overhead", "overhead.py"),
 }
 
 
@@ -359,6 +360,7 @@ def cmd_bench(args) -> int:
               "(adarray bench adbench --help)\n"
               "  parallel  micro-benchmarks of reduce, scan and reduce_by_index\n"
               "  mixed     mixed-mode AD benchmarks\n"
+              "  overhead  per-call cost of cached ad.jit / ad.grad against NumPy by hand\n"
               "  --profile per-primitive time breakdown of adarray's interpreter", file=sys.stderr)
         return 2
     module = _import_benchmark(args.benchmark)
@@ -413,7 +415,8 @@ def build_parser() -> argparse.ArgumentParser:
         "bench", help="benchmarks: adbench (ADBench problems vs JAX, PyTorch, autograd), parallel, mixed",
         description="Run a benchmark from the repository's benchmarks/ folder: adbench (ADBench GMM, BA, hand "
                     "and LSTM for adarray and the installed peers; see 'adarray bench adbench --help'), "
-                    "parallel (benchmarks/parallel_primitives.py) or mixed (benchmarks/mixed_mode.py). "
+                    "parallel (benchmarks/parallel_primitives.py), mixed (benchmarks/mixed_mode.py) or overhead "
+                    "(benchmarks/overhead.py). "
                     "Options after the name go to the benchmark.")
     bench.add_argument("--profile", action="store_true",
                        help="per-primitive time breakdown of adarray's NumPy interpreter during the run")
