@@ -98,16 +98,8 @@ def test_vjp_adjoint(name, args, params):
     check_vjp(_program(name, args, params), args, _rng(name, args, params, "vjp"))
 
 
-# Known gap, tracked for the parallel-primitives issue: scatter-multiply's zero-counting rule is exact
-# at first order, but its own derivative is wrong where an input is exactly zero. The fix is segmented
-# exclusive products (reduce_by_index's general rule). Strict: this starts failing once fixed.
-SECOND_ORDER_GAPS = {"scatter-edge0"}
-
-
 @pytest.mark.parametrize("name, args, params", CASES)
-def test_second_order(name, args, params, request):
-    if request.node.callspec.id in SECOND_ORDER_GAPS:
-        request.applymarker(pytest.mark.xfail(strict=True, reason="second derivative of products at exact zeros"))
+def test_second_order(name, args, params):
     check_second_order(_program(name, args, params), args, _rng(name, args, params, "second"),
                        finite_differences=name not in ZERO_BY_DEFINITION)
 

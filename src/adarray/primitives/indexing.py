@@ -8,19 +8,25 @@ Results follow NumPy's rules exactly (the shape rule asks NumPy on dummy arrays)
 scatter ops: set, add, mul, min, max; duplicates are allowed. Reverse-mode rules:
   * set: only the update NumPy keeps (the last one) gets a cotangent;
   * add: linear (gather the cotangent);
-  * mul: zero counting over the destination and all its updates, never NaN;
-  * min/max: the whole cotangent goes to the destination's own value at a tie,
-    else to the lowest-index update equal to the result.
+  * mul: scatter_mul_partials, with the cotangent as its weights (the whole vjp in one step): zero
+    counting per slot (exact with any number of zeros, never NaN); its own derivatives go through
+    segmented exclusive prefix and suffix products (a sort by slot, two linear recurrences), so
+    they are exact at zeros to any order;
+  * min/max: scatter_winner picks one winner per slot: the destination's own value at a tie, else
+    the lowest-index update equal to the result; the cotangent goes to it (a scatter into the
+    updates' shape), the tangent comes from it (a gather).
+Both helper primitives work on flat operands (x (m,), updates (n,), the slot of each update) and
+carry their NumPy implementations beside them (the fast paths these rules were written for).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..core.errors import ShapeError
-from ..core.primitive import Primitive, Zero, is_zero
+from ..core.primitive import IMPLS, Primitive, Zero, is_zero
 from ..core.types import Aval, is_float
 from . import elementwise as ew
-from .rules import aval_of_value, broadcast_batch, instantiate
+from .rules import add_tangents, aval_of_value, batch_all, broadcast_batch, instantiate, nondifferentiable
 
 SCATTER_OPS = ("set", "add", "mul", "min", "max")
 
@@ -108,48 +114,73 @@ def _set_winners(x, spec, indices, updates):
     return ew.eq(gather(slots, spec, indices), ids)
 
 
-def _extremum_winners(x, spec, indices, updates, output):
-    """(destination wins, update wins): the destination first, then the lowest-index update."""
-    x_wins = ew.eq(x, output)
-    ids = _update_ids(updates)
-    big = np.iinfo(np.int64).max
-    candidate = ew.logical_and(ew.eq(updates, gather(output, spec, indices)),
-                               ew.logical_not(gather(x_wins, spec, indices)))
-    first = scatter(np.full(aval_of_value(x).shape, big, np.int64), spec, indices,
-                    ew.select(candidate, ids, np.full(ids.shape, big, np.int64)), "min")
-    return x_wins, ew.logical_and(candidate, ew.eq(gather(first, spec, indices), ids))
+def _flat_targets(x, spec, indices, count: int):
+    """For every update element, the flat position of x it lands on, as a (count,) integer array
+    (negative positions of a plain 1-d index are left for the primitives below to wrap)."""
+    from .structural import reshape
+
+    aval = aval_of_value(x)
+    if tuple(spec) == (("array",),) and aval.ndim == 1:
+        return reshape(indices[0], (count,))
+    ids = np.arange(aval.size, dtype=np.int64).reshape(aval.shape)
+    return reshape(gather(ids, spec, indices), (count,))
 
 
-def _product_partials(x, spec, indices, updates):
-    dtype = aval_of_value(x).dtype
-    x_zero, u_zero = ew.eq(x, 0.0), ew.eq(updates, 0.0)
-    x_safe = ew.select(x_zero, ew.full_like(x, 1.0), x)
-    u_safe = ew.select(u_zero, ew.full_like(updates, 1.0), updates)
-    zero_count = scatter(ew.convert(x_zero, dtype), spec, indices, ew.convert(u_zero, dtype), "add")
-    nonzero_product = scatter(x_safe, spec, indices, u_safe, "mul")
+def _flat(x):
+    from .structural import reshape
 
-    def partial(count, product, is_zero_element, safe):
-        zero = ew.zeros_like(safe)
-        only_this = ew.select(is_zero_element, product, zero)
-        return ew.select(ew.eq(count, 0.0), ew.div(product, safe),
-                         ew.select(ew.eq(count, 1.0), only_this, zero))
-
-    return (partial(zero_count, nonzero_product, x_zero, x_safe),
-            partial(gather(zero_count, spec, indices), gather(nonzero_product, spec, indices),
-                    u_zero, u_safe))
+    return reshape(x, (aval_of_value(x).size,))
 
 
-def _scatter_partials(x, spec, indices, updates, output, op):
-    """Masks or partials (for x, for updates) of the non-linear scatter ops."""
-    if op == "mul":
-        return _product_partials(x, spec, indices, updates)
-    dtype = aval_of_value(x).dtype
-    if op == "set":
-        x_keeps = scatter(np.ones(aval_of_value(x).shape, np.bool_), spec, indices,
-                          np.zeros(aval_of_value(updates).shape, np.bool_), "set")
-        return ew.convert(x_keeps, dtype), ew.convert(_set_winners(x, spec, indices, updates), dtype)
-    x_wins, u_wins = _extremum_winners(x, spec, indices, updates, output)
-    return ew.convert(x_wins, dtype), ew.convert(u_wins, dtype)
+def _set_partials(x, spec, indices, updates):
+    """Masks (d output / d x, d output / d updates) of scatter-set: the kept values."""
+    x_aval, u_aval = aval_of_value(x), aval_of_value(updates)
+    x_keeps = scatter(np.ones(x_aval.shape, np.bool_), spec, indices, np.zeros(u_aval.shape, np.bool_), "set")
+    return ew.convert(x_keeps, x_aval.dtype), ew.convert(_set_winners(x, spec, indices, updates), x_aval.dtype)
+
+
+def _weighted_product_partials(x, spec, indices, updates, weights):
+    """weights * d output / d x and weights[slot] * d output / d updates of scatter-mul, shaped like x and
+    updates (from scatter_mul_partials: exact with zeros, to any order)."""
+    from .structural import reshape
+
+    x_aval, u_aval = aval_of_value(x), aval_of_value(updates)
+    targets = _flat_targets(x, spec, indices, u_aval.size)
+    px, pu = scatter_mul_partials(_flat(x), _flat(updates), targets, _flat(weights))
+    return reshape(px, x_aval.shape), reshape(pu, u_aval.shape)
+
+
+def _winner_scatter_jvp(tx, tu, x, spec, indices, updates, output):
+    """Tangent of scatter-min/max: each slot takes the tangent of its winner (dest or one update)."""
+    from .structural import concatenate, reshape
+
+    x_aval, n = aval_of_value(x), aval_of_value(updates).size
+    targets = _flat_targets(x, spec, indices, n)
+    winner = scatter_winner(_flat(x), _flat(updates), _flat(output), targets)
+    padded = concatenate([_flat(tu), np.zeros(1, x_aval.dtype)], 0)  # slot n: nobody (a NaN slot)
+    taken = gather(padded, (("array",),), [ew.select(ew.ge(winner, 0), winner,
+                                                        np.full(x_aval.size, n, np.int64))])
+    own = ew.eq(winner, np.full(x_aval.size, -1, np.int64))
+    return reshape(ew.select(own, _flat(tx), taken), x_aval.shape)
+
+
+def _winner_scatter_vjp(cotangent, x, spec, indices, updates, output, needs):
+    from .structural import reshape, slice_array
+
+    x_aval, u_aval = aval_of_value(x), aval_of_value(updates)
+    n = u_aval.size
+    targets = _flat_targets(x, spec, indices, n)
+    winner = scatter_winner(_flat(x), _flat(updates), _flat(output), targets)
+    ct = _flat(cotangent)
+    ct_x = ct_u = None
+    if needs[0]:
+        own = ew.convert(ew.eq(winner, np.full(x_aval.size, -1, np.int64)), x_aval.dtype)
+        ct_x = reshape(ew.mul(ct, own), x_aval.shape)
+    if needs[1]:
+        slot = ew.select(ew.ge(winner, 0), winner, np.full(x_aval.size, n, np.int64))
+        spread = scatter(np.zeros(n + 1, x_aval.dtype), (("array",),), [slot], ct, "add")
+        ct_u = reshape(slice_array(spread, (0,), (n,), (1,)), u_aval.shape)
+    return ct_x, ct_u
 
 
 def _scatter_jvp(tangents, primals, output, *, spec, op):
@@ -160,7 +191,12 @@ def _scatter_jvp(tangents, primals, output, *, spec, op):
     tx, tu = instantiate(tx), instantiate(tu)
     if op == "add":
         return scatter(tx, spec, indices, tu, "add")
-    px, pu = _scatter_partials(x, spec, indices, updates, output, op)
+    if op in ("min", "max"):
+        return _winner_scatter_jvp(tx, tu, x, spec, indices, updates, output)
+    if op == "mul":
+        px, pu = _weighted_product_partials(x, spec, indices, updates, ew.full_like(x, 1.0))
+    else:
+        px, pu = _set_partials(x, spec, indices, updates)
     return scatter(ew.mul(tx, px), spec, indices, ew.mul(tu, pu), "add")
 
 
@@ -171,12 +207,284 @@ def _scatter_vjp(cotangent, primals, output, needs, *, spec, op):
     rest = [None] * len(indices)
     if op == "add":
         return [cotangent, gather(cotangent, spec, indices)] + rest
-    px, pu = _scatter_partials(x, spec, indices, updates, output, op)
+    if op in ("min", "max"):
+        return list(_winner_scatter_vjp(cotangent, x, spec, indices, updates, output, needs)) + rest
+    if op == "mul":  # one fused step: the partials weighted by the cotangent
+        ct_x, ct_u = _weighted_product_partials(x, spec, indices, updates, cotangent)
+        return [ct_x if needs[0] else None, ct_u if needs[1] else None] + rest
+    px, pu = _set_partials(x, spec, indices, updates)
     return [ew.mul(cotangent, px) if needs[0] else None,
             ew.mul(gather(cotangent, spec, indices), pu) if needs[1] else None] + rest
 
 
 scatter_p.jvp, scatter_p.vjp = _scatter_jvp, _scatter_vjp
+
+
+# --- scatter_mul_partials and scatter_winner: the per-slot work of scatter-mul and scatter-min/max --
+# Both take flat operands: x (m,), updates (n,) and targets (n,), the slot of x each update lands on
+# (a negative target t means m + t, as in NumPy). Their NumPy implementations are registered at the
+# end of this section, beside the primitives (like general_scan's), rather than in the NumPy backend.
+
+def _flat_abstract_eval(name, floats_only):
+    def check(x, updates, targets):
+        if x.ndim != 1 or updates.ndim != 1 or targets.shape != updates.shape or x.dtype != updates.dtype:
+            raise ShapeError(f"{name}: needs x (m,), updates (n,) and targets (n,), got {x}, {updates}, {targets}")
+        if not np.issubdtype(targets.dtype, np.integer) or (floats_only and not is_float(x.dtype)):
+            raise ShapeError(f"{name}: targets must be integers and the values floats, got {targets}, {x}")
+
+    return check
+
+
+def _mul_partials_abstract_eval(x, updates, targets, weights):
+    _flat_abstract_eval("scatter_mul_partials", False)(x, updates, targets)
+    if weights != x:
+        raise ShapeError(f"scatter_mul_partials: the weights {weights} must match x {x}")
+    return [x, updates]
+
+
+def _winner_abstract_eval(x, updates, output, targets):
+    _flat_abstract_eval("scatter_winner", True)(x, updates, targets)
+    if output != x:
+        raise ShapeError(f"scatter_winner: the output {output} must match x {x}")
+    return Aval(x.shape, np.int64)
+
+
+scatter_mul_partials_p = Primitive("scatter_mul_partials", _mul_partials_abstract_eval, multiple_results=True)
+scatter_winner_p = Primitive("scatter_winner", _winner_abstract_eval)
+
+
+def scatter_mul_partials(x, updates, targets, weights):
+    """The partials of ``out = x.at[targets].multiply(updates)``, weighted per slot: (weights times the
+    product of the updates of each slot, weights[t] * x[t] times the product of the other updates of slot
+    t), exact with any zeros. With the cotangent as weights this is the whole vjp, in one pass.
+
+    Computed by zero counting; its own derivatives go through segmented exclusive prefix and suffix
+    products over the slots (a stable sort by slot and two linear recurrences), which stay exact at
+    zeros to any order.
+    """
+    return scatter_mul_partials_p.bind(x, updates, targets, weights)
+
+
+def scatter_winner(x, updates, output, targets):
+    """For every slot of a scatter-min/max with result `output`: -1 if x keeps it (x wins every tie),
+    else the index of the first update equal to the result, or -2 if nothing is (a NaN slot)."""
+    return scatter_winner_p.bind(x, updates, output, targets)
+
+
+def _sorted_slots(x, updates, targets):
+    """The sequence [x; updates] sorted stably by slot (each x first in its slot), as IR:
+    (order, its inverse, segment starts, segment ends)."""
+    from .scan import shift
+    from .sort import argsort
+    from .structural import concatenate
+
+    m, n = aval_of_value(x).size, aval_of_value(updates).size
+    keys = concatenate([np.arange(m, dtype=np.int64), _wrapped_slots(targets, m)], 0)
+    order = argsort(keys, 0)
+    inverse = scatter(np.zeros(m + n, np.int64), (("array",),), [order], np.arange(m + n, dtype=np.int64), "set")
+    keys = gather(keys, (("array",),), [order])
+    starts = ew.ne(keys, shift(keys, 0, fill=-1))
+    ends = ew.ne(keys, shift(keys, 0, reverse=True, fill=-1))
+    return order, inverse, starts, ends
+
+
+def _wrapped_slots(targets, m):
+    slots = ew.convert(targets, np.int64)
+    shape = aval_of_value(slots).shape
+    return ew.select(ew.lt(slots, np.zeros(shape, np.int64)), ew.add(slots, np.full(shape, m, np.int64)), slots)
+
+
+def _exclusive_products(values, starts, ends):
+    """Segmented exclusive prefix and suffix products of sorted values: linear recurrences
+    p_k = a_k p_(k-1) + b_k with a_k = 0, b_k = 1 at a segment's start (else a_k = v_(k-1), b_k = 0)."""
+    from .scan import linear_recurrence, shift
+
+    dtype = aval_of_value(values).dtype
+    zero = ew.zeros_like(values)
+    coefficients = (ew.select(starts, zero, shift(values, 0)), ew.select(ends, zero, shift(values, 0, reverse=True)))
+    offsets = (ew.convert(starts, dtype), ew.convert(ends, dtype))
+    products = (linear_recurrence(coefficients[0], offsets[0], 0),
+                linear_recurrence(coefficients[1], offsets[1], 0, reverse=True))
+    return coefficients, offsets, products
+
+
+def _split(values, m, n):
+    from .structural import slice_array
+
+    return slice_array(values, (0,), (m,), (1,)), slice_array(values, (m,), (m + n,), (1,))
+
+
+def _partials_jvp(x, updates, targets, tx, tu):
+    """The tangents of the unweighted partials, through the exclusive products."""
+    from .scan import _recurrence_jvp, shift
+    from .structural import concatenate
+
+    m, n = aval_of_value(x).size, aval_of_value(updates).size
+    order, inverse, starts, ends = _sorted_slots(x, updates, targets)
+    values = gather(concatenate([x, updates], 0), (("array",),), [order])
+    tangent = gather(concatenate([instantiate(tx), instantiate(tu)], 0), (("array",),), [order])
+    coefficients, offsets, products = _exclusive_products(values, starts, ends)
+    zero = ew.zeros_like(values)
+    d_coefficients = (ew.select(starts, zero, shift(tangent, 0)),
+                      ew.select(ends, zero, shift(tangent, 0, reverse=True)))
+    d_products = [_recurrence_jvp([dc, Zero(aval_of_value(b))], [c, b], p, axis=0, reverse=reverse)
+                  for dc, c, b, p, reverse in zip(d_coefficients, coefficients, offsets, products, (False, True))]
+    d_others = ew.add(ew.mul(d_products[0], products[1]), ew.mul(products[0], d_products[1]))
+    return _split(gather(d_others, (("array",),), [inverse]), m, n)
+
+
+def _partials_vjp(x, updates, targets, ct_x, ct_u):
+    """The cotangents of x and updates for cotangents of the unweighted partials."""
+    from .scan import _recurrence_vjp, shift
+    from .structural import concatenate
+
+    m, n = aval_of_value(x).size, aval_of_value(updates).size
+    order, inverse, starts, ends = _sorted_slots(x, updates, targets)
+    values = gather(concatenate([x, updates], 0), (("array",),), [order])
+    coefficients, offsets, products = _exclusive_products(values, starts, ends)
+    ct = gather(concatenate([instantiate(ct_x, aval_of_value(x)), instantiate(ct_u, aval_of_value(updates))], 0),
+                (("array",),), [order])
+    ct_products = (ew.mul(ct, products[1]), ew.mul(ct, products[0]))
+    ct_coefficients = [_recurrence_vjp(c_p, [c, b], p, [True, False], axis=0, reverse=reverse)[0]
+                       for c_p, c, b, p, reverse in zip(ct_products, coefficients, offsets, products, (False, True))]
+    zero = ew.zeros_like(values)
+    # the coefficients are the values shifted one step (masked): their transpose shifts back
+    ct_values = ew.add(shift(ew.select(starts, zero, ct_coefficients[0]), 0, reverse=True),
+                       shift(ew.select(ends, zero, ct_coefficients[1]), 0))
+    return _split(gather(ct_values, (("array",),), [inverse]), m, n)
+
+
+def _mul_partials_jvp(tangents, primals, outputs):
+    (tx, tu, _, tw), (x, updates, targets, weights) = tangents, primals
+    n = aval_of_value(updates).size
+    result = [Zero(aval_of_value(o)) for o in outputs]
+    if not (is_zero(tx) and is_zero(tu)) and n:
+        d_x, d_u = _partials_jvp(x, updates, targets, tx, tu)
+        result = [ew.mul(weights, d_x), ew.mul(gather(weights, (("array",),), [targets]), d_u)]
+    if not is_zero(tw):  # linear in the weights
+        result = [add_tangents(r, w) for r, w in zip(result, scatter_mul_partials(x, updates, targets, tw))]
+    return result
+
+
+def _mul_partials_vjp(cotangents, primals, outputs, needs):
+    (x, updates, targets, weights), (ct_x, ct_u) = primals, cotangents
+    m, n = aval_of_value(x).size, aval_of_value(updates).size
+    if is_zero(ct_x) and is_zero(ct_u):
+        return [None] * 4
+    grads = [None] * 4
+    if (needs[0] or needs[1]) and n:
+        weighted_x = Zero(aval_of_value(x)) if is_zero(ct_x) else ew.mul(ct_x, weights)
+        weighted_u = Zero(aval_of_value(updates)) if is_zero(ct_u) else ew.mul(
+            ct_u, gather(weights, (("array",),), [targets]))
+        grads[0], grads[1] = _partials_vjp(x, updates, targets, weighted_x, weighted_u)
+    if needs[3]:
+        px, pu = scatter_mul_partials(x, updates, targets, np.ones(m, aval_of_value(x).dtype))
+        from_x = Zero(aval_of_value(x)) if is_zero(ct_x) else ew.mul(ct_x, px)
+        from_u = Zero(aval_of_value(x)) if is_zero(ct_u) else scatter(
+            np.zeros(m, aval_of_value(x).dtype), (("array",),), [targets], ew.mul(ct_u, pu), "add")
+        grads[3] = add_tangents(from_x, from_u)
+    return [g if need else None for g, need in zip(grads, needs)]
+
+
+scatter_mul_partials_p.jvp, scatter_mul_partials_p.vjp = _mul_partials_jvp, _mul_partials_vjp
+nondifferentiable(scatter_winner_p)
+
+
+def _batched_slots(args, batched, size, first_m, first_n):
+    """Batched flat operands as one flat problem: the slots of batch b offset by b * m. `args` are the
+    operands with targets last; first_m and first_n pick an operand of each length."""
+    from .structural import reshape
+
+    *values, targets = batch_all(args, batched, size)
+    m, n = aval_of_value(values[first_m]).shape[1], aval_of_value(values[first_n]).shape[1]
+    offsets = np.broadcast_to(np.arange(size, dtype=np.int64)[:, None] * m, (size, n))
+    flat = [reshape(v, (size * aval_of_value(v).shape[1],)) for v in values]
+    return flat, reshape(ew.add(_wrapped_slots(targets, m), offsets), (size * n,)), m, n
+
+
+def _mul_partials_batch(args, batched, size):
+    from .structural import reshape
+
+    x, updates, targets, weights = args
+    flags = [batched[0], batched[1], batched[3], batched[2]]
+    (x, updates, weights), targets, m, n = _batched_slots([x, updates, weights, targets], flags, size, 0, 1)
+    px, pu = scatter_mul_partials(x, updates, targets, weights)
+    return [reshape(px, (size, m)), reshape(pu, (size, n))], [True, True]
+
+
+def _winner_batch(args, batched, size):
+    from .structural import reshape
+
+    (x, updates, output), targets, m, n = _batched_slots(args, batched, size, 0, 1)
+    winner = reshape(scatter_winner(x, updates, output, targets), (size, m))
+    offsets = np.broadcast_to(np.arange(size, dtype=np.int64)[:, None] * n, (size, m))
+    return ew.select(ew.ge(winner, np.zeros((size, m), np.int64)), ew.sub(winner, offsets), winner), True
+
+
+scatter_mul_partials_p.batch, scatter_winner_p.batch = _mul_partials_batch, _winner_batch
+
+
+def _wrapped(targets, m):
+    targets = np.asarray(targets).astype(np.intp, copy=False)
+    if targets.size and targets.min() < 0:
+        targets = np.where(targets < 0, targets + m, targets)
+    return targets
+
+
+def _scatter_mul_partials_impl(x, updates, targets, weights):
+    """Zero counting per slot (the product of the non-zero updates and how many are zero), then one
+    gather and one division over the updates; if a divided product is not a normal finite number (an
+    overflow or underflow would make the quotient inexact) everything takes the exact route instead."""
+    x, updates, weights, targets = np.asarray(x), np.asarray(updates), np.asarray(weights), np.asarray(targets)
+    m = x.shape[0]  # NumPy's fancy indexing and ufunc.at wrap negative targets; bincount needs them wrapped
+    is_zero_update = updates == 0
+    zeros = np.bincount(_wrapped(targets, m), weights=is_zero_update, minlength=m) if is_zero_update.any() else None
+    safe = updates if zeros is None else np.where(is_zero_update, 1, updates)
+    product = np.ones(m, x.dtype)
+    np.multiply.at(product, targets, safe)
+    scaled = weights * x * product
+    divided = product if zeros is None else product[zeros == 0]
+    if not (np.all(np.isfinite(scaled) | ~(np.isfinite(x) & np.isfinite(weights))) and np.all(np.isfinite(divided))
+            and np.all(np.abs(divided) >= np.finfo(x.dtype).tiny)):
+        return _scatter_mul_partials_exact(x, updates, _wrapped(targets, m), weights)
+    if zeros is None:
+        own = scaled[targets]
+        return [weights * product, np.divide(own, updates, out=own)]
+    count, at_slot = zeros[targets], scaled[targets]
+    own = np.where(count == 0, at_slot / safe, np.where((count == 1) & is_zero_update, at_slot, 0))
+    return [(weights * np.where(zeros == 0, product, 0)).astype(x.dtype), own.astype(x.dtype)]
+
+
+def _scatter_mul_partials_exact(x, updates, targets, weights):
+    """Segmented exclusive prefix and suffix products over the slots (no division)."""
+    m, n = x.shape[0], updates.shape[0]
+    keys = np.concatenate([np.arange(m), targets])
+    order = np.argsort(keys, kind="stable")
+    keys, values = keys[order], np.concatenate([x, updates])[order]
+    starts, ends = np.ones(m + n, bool), np.ones(m + n, bool)
+    starts[1:] = ends[:-1] = keys[1:] != keys[:-1]
+    before, after = np.zeros_like(values), np.zeros_like(values)
+    before[1:], after[:-1] = values[:-1], values[1:]
+    recurrence = IMPLS["linear_recurrence"]
+    prefix = recurrence(np.where(starts, 0, before), starts.astype(x.dtype), axis=0, reverse=False)
+    suffix = recurrence(np.where(ends, 0, after), ends.astype(x.dtype), axis=0, reverse=True)
+    others = np.empty_like(values)
+    others[order] = prefix * suffix
+    return [weights * others[:m], weights[targets] * others[m:]]
+
+
+def _scatter_winner_impl(x, updates, output, targets):
+    x, updates, output = np.asarray(x), np.asarray(updates), np.asarray(output)
+    m, n, targets = x.shape[0], updates.shape[0], np.asarray(targets)  # indexing wraps negative targets
+    own = x == output
+    wanted = np.where(own, np.nan, output)  # nothing equals NaN: slots x wins take no update
+    candidates = np.flatnonzero(updates == wanted[targets])
+    first = np.full(m, n, np.int64)
+    np.minimum.at(first, targets[candidates], candidates)
+    return np.where(own, -1, np.where(first < n, first, -2)).astype(np.int64)
+
+
+IMPLS["scatter_mul_partials"], IMPLS["scatter_winner"] = _scatter_mul_partials_impl, _scatter_winner_impl
 
 
 def _index_sampler(rng):
@@ -197,6 +505,27 @@ def _scatter_sampler(rng):
     return cases
 
 
+def _mul_partials_sampler(rng):
+    slots = np.array([0, 2, 2, 0, 1, 2])
+    return [
+        ([rng.normal(size=3), rng.normal(size=6), slots, rng.normal(size=3)], {}),
+        # one zero in slot 0, two in slot 2, a zero destination in slot 1, a negative (wrapped) target
+        ([np.array([1.5, 0.0, -0.7]), np.array([0.0, 0.0, 2.0, 1.2, 0.8, 0.0]), np.array([0, 2, -1, 0, 1, 2]),
+          rng.normal(size=3)], {}),
+        ([rng.normal(size=2), np.array([0.0, 0.5, -1.5]), np.array([1, 1, 1], np.int32), np.ones(2)], {}),
+        ([rng.normal(size=3), np.zeros(0), np.zeros(0, np.int64), rng.normal(size=3)], {}),
+    ]
+
+
+def _winner_sampler(rng):
+    x, updates, slots = np.array([1.0, 0.5, 3.0]), np.array([2.0, 0.5, 0.2, 0.2, 3.0]), np.array([0, 1, 2, 2, 0])
+    output = x.copy()
+    np.minimum.at(output, slots, updates)
+    return [([x, updates, output, slots], {}), ([x, updates, rng.normal(size=3), slots], {})]
+
+
+scatter_mul_partials_p.sample = _mul_partials_sampler
+scatter_winner_p.sample = _winner_sampler
 gather_p.sample = _index_sampler
 scatter_p.sample = _scatter_sampler
 
