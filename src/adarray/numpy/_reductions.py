@@ -90,14 +90,20 @@ def std(x, axis=None, keepdims=False, ddof=0):
 
 
 def logsumexp(x, axis=None, keepdims=False):
-    """log(sum(exp(x))) without overflow; the gradient is the softmax."""
+    """log(sum(exp(x))) without overflow; the gradient is the softmax.
+
+    Convention: where every element is -inf (the log of an empty sum) the result is -inf with zero
+    gradient (no element carries weight), never NaN. +inf and NaN propagate (their gradient is NaN).
+    """
     x = asvalue(x)
     x = cast(x, float_dtype(x))
     axes = normalize_axes(axis, len(shape(x)), "logsumexp")
     peak = ew.stop_gradient(max(x, axes, keepdims=True))
-    peak = where(ew.isfinite(peak), peak, 0.0)
-    total = log(sum(exp(subtract(x, peak)), axes, keepdims=True))
-    out = ew.add(total, peak)
+    finite = ew.isfinite(peak)
+    base = where(finite, peak, 0.0)
+    # >= 1 where the peak is finite; elsewhere exp(-inf) = 0, so that no inf (or warning) appears
+    total = sum(exp(where(finite, subtract(x, base), -np.inf)), axes, keepdims=True)
+    out = where(finite, ew.add(log(where(finite, total, 1.0)), base), peak)
     return out if keepdims else reshape_exact(out, tuple(n for i, n in enumerate(shape(x)) if i not in axes))
 
 
@@ -148,18 +154,20 @@ def cummin(x, axis=None):
 
 
 def logcumsumexp(x, axis=None, reverse=False):
-    """log(cumsum(exp(x))) without overflow (shifted by the constant maximum)."""
+    """log(cumsum(exp(x))), exact over any range of values: each prefix is shifted by its own running
+    maximum m_k, so with c_k = sum_(j<=k) exp(x_j - m_k), a linear recurrence with factors at most 1,
+        c_k = exp(m_(k-1) - m_k) c_(k-1) + exp(x_k - m_k),     result m_k + log(c_k).
+    A prefix of -inf only gives -inf with zero gradient (as logsumexp does); +inf and NaN propagate.
+    """
     x, axis = _flat_or_axis(x, axis, "logcumsumexp")
     x = cast(x, float_dtype(x))
     if shape(x)[axis] == 0:
         return x
-    peak = ew.stop_gradient(max(x, axis=axis, keepdims=True))
-    peak = where(ew.isfinite(peak), peak, 0.0)
-    total = scans.cumulative(exp(subtract(x, peak)), "add", axis, reverse)
-    return ew.add(log(total), _broadcast_like(peak, x))
-
-
-def _broadcast_like(value, like):
-    from ..primitives.structural import broadcast_in_dim
-
-    return broadcast_in_dim(value, shape(like), tuple(range(len(shape(like)))))
+    peak = ew.stop_gradient(scans.cumulative(x, "max", axis, reverse))
+    finite = ew.isfinite(peak)
+    base = where(finite, peak, 0.0)
+    before_base = scans.shift(base, axis, reverse)
+    before_finite = scans.shift(finite, axis, reverse)
+    decay = exp(where(ew.logical_and(finite, before_finite), subtract(before_base, base), -np.inf))
+    total = scans.linear_recurrence(decay, exp(where(finite, subtract(x, base), -np.inf)), axis, reverse)
+    return where(finite, ew.add(log(where(finite, total, 1.0)), base), peak)

@@ -6,9 +6,14 @@ declare associative, with its `identity`. Known monoids, and functions recognise
 them (a lambda whose traced program is a single add, multiply, maximum or minimum, elementwise
 over whole elements), use the specialised rules; anything else uses the general rules.
 
+A user operator that is elementwise over the elements' trailing axes (e.g. `anp.logaddexp` on
+vectors) is recognised as vectorised: its derivatives work lane by lane (see general.py).
+
 Conventions: min/max send the whole derivative to one winner, the lowest index (in
 reduce_by_index the destination's own value first); reduce_by_index ignores indices outside
-[0, len(dest)), negative ones included (unlike NumPy, which wraps them around).
+[0, len(dest)), negative ones included (unlike NumPy, which wraps them around), and takes any
+integer index dtype. "logaddexp" of nothing but -inf (an empty bin, an all -inf prefix) is -inf
+with zero gradient, never NaN.
 """
 from __future__ import annotations
 
@@ -17,6 +22,7 @@ import numpy as np
 from ..control.common import aval_of
 from ..core.errors import ArgumentError, ShapeError
 from ..core.pytree import flatten, unflatten
+from ..core.types import Aval
 from ..numpy import (
     _indexing,  # noqa: F401  (registers the array methods used below)
     asarray,
@@ -54,7 +60,7 @@ from ..primitives.scan import cumulative
 from ..primitives.sort import argsort
 from ..primitives.structural import broadcast_in_dim, slice_array
 from ..tracing import Tracer, eval_program, trace_program
-from .general import _map, _shifted, general_reduce, general_scan
+from .general import _map, _shifted, general_reduce, general_scan, lanes
 
 MONOIDS = ("add", "mul", "min", "max", "and", "or", "logaddexp")
 _IDENTITY = {"add": 0, "mul": 1, "max": -np.inf, "min": np.inf, "and": True, "or": False, "logaddexp": -np.inf}
@@ -196,6 +202,8 @@ def reduce_by_index(dest, op, indices, values, identity=None):
     indices = asarray(indices)
     if not np.issubdtype(dtype(indices), np.integer) or len(shape(indices)) != 1:
         raise ShapeError(f"reduce_by_index: indices must be a 1-d integer array, got {aval_of(indices)}")
+    # one index dtype from here on (uint64 indices too large for int64 turn negative: ignored, as they should be)
+    indices = cast(indices, np.int64)
     dest_leaves, dest_tree = flatten(dest)
     value_leaves, value_tree = flatten(values)
     if dest_tree != value_tree:
@@ -205,9 +213,8 @@ def reduce_by_index(dest, op, indices, values, identity=None):
         if shape(asarray(v))[0] != n or shape(asarray(v))[1:] != shape(asarray(d))[1:]:
             raise ShapeError(f"reduce_by_index: values {shape(asarray(v))} do not fit {n} indices into "
                              f"dest {shape(asarray(d))}")
-    inside = ew.logical_and(ew.ge(indices, np.zeros(n, dtype(indices))),
-                            ew.lt(indices, np.full(n, bins, dtype(indices))))
-    target = ew.select(inside, indices, np.full(n, bins, dtype(indices)))
+    inside = ew.logical_and(ew.ge(indices, np.zeros(n, np.int64)), ew.lt(indices, np.full(n, bins, np.int64)))
+    target = ew.select(inside, indices, np.full(n, bins, np.int64))
     if isinstance(op, str):
         if op not in MONOIDS or len(dest_leaves) != 1:
             raise ArgumentError(f"reduce_by_index: unknown operator {op!r} (or a monoid with several arrays)")
@@ -237,15 +244,17 @@ def _drop_extra_bin(x, bins):
 def _monoid_by_index(op, dest, target, values, bins):
     values = cast(values, dtype(dest))
     spec = (("array",),)
-    if op == "logaddexp":
-        peak = _monoid_by_index("max", dest, target, ew.stop_gradient(values), bins)
-        peak = ew.stop_gradient(where(ew.isfinite(peak), peak, 0.0))
-        extended_peak = _with_extra_bin(peak, 0.0)
+    if op == "logaddexp":  # each bin shifted by its own maximum; an all -inf bin: -inf, zero gradient
         from ..numpy import take
 
-        shifted = ew.exp(values - take(extended_peak, target, axis=0))
-        total = _monoid_by_index("add", ew.exp(dest - peak), target, shifted, bins)
-        return ew.add(ew.log(total), peak)
+        peak = ew.stop_gradient(_monoid_by_index("max", dest, target, ew.stop_gradient(values), bins))
+        finite = ew.isfinite(peak)
+        base = where(finite, peak, 0.0)
+        in_range = take(_with_extra_bin(finite, False), target, axis=0)
+        at_value = take(_with_extra_bin(base, 0.0), target, axis=0)
+        shifted = ew.exp(where(in_range, values - at_value, -np.inf))
+        total = _monoid_by_index("add", ew.exp(where(finite, dest - base, -np.inf)), target, shifted, bins)
+        return where(finite, ew.add(ew.log(where(finite, total, 1.0)), base), peak)
     if op in ("and", "or"):
         as_int = cast(dest, np.int64)
         result = _monoid_by_index("min" if op == "and" else "max", as_int, target, cast(values, np.int64), bins)
@@ -258,7 +267,8 @@ def _monoid_by_index(op, dest, target, values, bins):
 def _segmented(program, target, values, identities, bins, n):
     """Per bin, the ordered combination of its values (identity for empty bins): a stable sort by
     index, a segmented scan (the operator lifted to (segment start flag, element)), and a scatter
-    of each segment's last running value. Everything here is differentiable, division-free."""
+    of each segment's last running value. Everything here is differentiable, division-free.
+    For a lane-wise operator the flag is given every lane too, so the lifted operator stays lane-wise."""
     if n == 0:
         return [broadcast_in_dim(e, (bins,) + shape(e), tuple(range(1, len(shape(e)) + 1))) for e in identities]
     from ..numpy import take
@@ -269,10 +279,11 @@ def _segmented(program, target, values, identities, bins, n):
     previous_key = _shifted([keys], [np.asarray(-1, np.int64)])[0]
     next_key = _shifted([keys], [np.asarray(-1, np.int64)], later=True)[0]
     dtype_ = np.result_type(*[dtype(v) for v in values])
-    starts = cast(ew.ne(keys, previous_key), dtype_)
+    flag_shape = lanes(program) or ()
+    starts = broadcast_in_dim(cast(ew.ne(keys, previous_key), dtype_), (n,) + flag_shape, (0,))
     ends = ew.ne(keys, next_key)
-    lifted = _lifted(program, [aval_of(v).update(shape=shape(v)[1:]) for v in values], dtype_)
-    running = general_scan(lifted, [starts] + sorted_values, [np.zeros((), dtype_)] + list(identities))[1:]
+    lifted = _lifted(program, [aval_of(v).update(shape=shape(v)[1:]) for v in values], Aval(flag_shape, dtype_))
+    running = general_scan(lifted, [starts] + sorted_values, [np.zeros(flag_shape, dtype_)] + list(identities))[1:]
     slot = ew.select(ends, keys, np.full(n, bins, np.int64))
     partial = []
     for r, e in zip(running, identities):
@@ -281,18 +292,16 @@ def _segmented(program, target, values, identities, bins, n):
     return partial
 
 
-def _lifted(program, element_avals, flag_dtype):
+def _lifted(program, element_avals, flag):
     """((f1, a), (f2, b)) -> (max(f1, f2), b if f2 else a . b): a segmented scan's operator."""
     k = len(element_avals)
-    from ..core.types import Aval
-
-    flag = Aval((), flag_dtype)
 
     def combine(*args):
         f1, a, f2, b = args[0], args[1:k + 1], args[k + 1], args[k + 2:]
         combined = eval_program(program, list(a) + list(b))
-        restart = ew.gt(f2, np.zeros((), flag_dtype))
-        picked = [ew.select(broadcast_in_dim(restart, shape(c), ()), bb, c) for bb, c in zip(b, combined)]
+        restart = ew.gt(f2, np.zeros(flag.shape, flag.dtype))
+        picked = [ew.select(broadcast_in_dim(restart, shape(c), tuple(range(len(flag.shape)))), bb, c)
+                  for bb, c in zip(b, combined)]
         return [ew.maximum(f1, f2)] + picked
 
     lifted, _, _ = trace_program(combine, [flag] + list(element_avals) + [flag] + list(element_avals),

@@ -10,8 +10,13 @@ Rules (Futhark, IFL23 sections 1.1 and 2.1), division-free:
   * reduce vjp: l = exclusive scan, r = exclusive scan from the end with the flipped operator,
     x_bar_i = vjp of a -> (l_i . a) . r_i at x_i (one batched map); the jvp sums the matching jvps.
 Every rule emits general scans, matrix recurrences and batched programs, so derivatives of any
-order work. Implementations: log2(n) passes of the operator batched over the whole array
-(Hillis-Steele for the scan, a pairwise tree for the reduction).
+order work.
+Vectorised operators (Futhark's Iswim/Irwim/Irbiwim): when the operator acts on every position of
+the elements' trailing axes on its own (`lanes`), the scan rules take per-position k x k Jacobians
+(k leaves per element) and solve one recurrence per position (linear_recurrence for k = 1) instead
+of dense (k |T|)^2 Jacobians; vmap of a scalar operator gives such an operator too.
+Implementations: log2(n) passes of the operator batched over the whole array (Hillis-Steele for
+the scan, a pairwise tree for the reduction).
 """
 from __future__ import annotations
 
@@ -20,13 +25,14 @@ import weakref
 import numpy as np
 
 from ..core.errors import ShapeError
-from ..core.ir import Literal, Program
+from ..core.ir import Literal, Program, Var
 from ..core.primitive import IMPLS, Primitive, is_zero
+from ..core.types import is_float
 from ..passes import simplify
 from ..primitives import elementwise as ew
 from ..primitives.reduce import reduce_sum
 from ..primitives.rules import aval_of_value, batch_all
-from ..primitives.scan import matrix_recurrence
+from ..primitives.scan import linear_recurrence, matrix_recurrence
 from ..primitives.structural import broadcast_in_dim, concatenate, reshape, slice_array, transpose
 from ..tracing import eval_program, trace_program
 from ..transforms.jvp import jvp_program
@@ -171,6 +177,64 @@ def _transposed_jacobian(op: Program, first: bool) -> Program:
     return _program(jacobian, list(op.in_avals), "operator jacobian")
 
 
+def lanes(op: Program):
+    """The element shape T when the operator works on every position of T on its own (Futhark's
+    vectorised operators, `map2 f` over trailing axes), else None: every leaf has shape T and one float
+    dtype, and every equation that depends on the operands is elementwise. Its Jacobians are then
+    diagonal across positions, k x k per position for elements of k leaves, never (k|T|)^2."""
+    elements = _element_avals(op)
+    shape, dtype = elements[0].shape, elements[0].dtype
+    if not shape or not is_float(dtype) or any(a.shape != shape or a.dtype != dtype for a in op.in_avals):
+        return None
+    dependent = {id(v) for v in op.inputs}
+    for eqn in op.eqns:
+        if not any(isinstance(a, Var) and id(a) in dependent for a in eqn.inputs):
+            continue  # a constant: it mixes no positions of the operands
+        if not eqn.prim.elementwise or any(a.aval.shape != shape for a in eqn.inputs if isinstance(a, Var)):
+            return None
+        dependent.update(id(o) for o in eqn.outputs)
+    return shape
+
+
+def _lane_jacobian(op: Program, first: bool) -> Program:
+    """Per element: (a, b) -> the k*k entries J[r][c] = d out_r / d a_c (first) or d b_c, row-major, each
+    of the element shape: the diagonal of every block of a lane-wise operator's Jacobian."""
+    elements = _element_avals(op)
+    k = len(elements)
+    derived = jvp_program(op, [first] * k + [not first] * k)
+
+    def jacobian(*args):
+        columns = []
+        for c in range(k):
+            seeds = [np.full(a.shape, float(j == c), a.dtype) for j, a in enumerate(elements)]
+            columns.append(eval_program(derived, list(args) + seeds)[k:])
+        return [columns[c][r] for r in range(k) for c in range(k)]
+
+    return _program(jacobian, list(op.in_avals), "operator lane jacobian")
+
+
+def _lane_recurrence(entries, offsets, transposed: bool, reverse: bool):
+    """s_i = A_i s_(i-1) + b_i (s_(i+1) if reverse) at every position of the element shape, with the
+    k x k matrices A_i given by their row-major entries (transposed if asked), each (n, *T)."""
+    k = len(offsets)
+    if k == 1:
+        return [linear_recurrence(entries[0], offsets[0], 0, reverse)]
+    shape = aval_of_value(offsets[0]).shape
+    n, lane_shape, ndim = shape[0], shape[1:], len(shape) - 1
+    lanes_first = tuple(range(1, ndim + 1)) + (0,)
+
+    def moved(x, extra):
+        return reshape(transpose(x, lanes_first), lane_shape + (n,) + extra)
+
+    rows = [concatenate([moved(entries[c * k + r] if transposed else entries[r * k + c], (1, 1)) for c in range(k)],
+                        ndim + 2) for r in range(k)]
+    solved = matrix_recurrence(concatenate(rows, ndim + 1), concatenate([moved(b, (1,)) for b in offsets], ndim + 1),
+                               reverse)
+    back = tuple([ndim] + list(range(ndim)))
+    return [transpose(reshape(slice_array(solved, (0,) * (ndim + 1) + (j,), lane_shape + (n, j + 1),
+                                          (1,) * (ndim + 2)), lane_shape + (n,)), back) for j in range(k)]
+
+
 def _vjp_of(op: Program, argument: int) -> Program:
     """Per element: (a, b, ct) -> cotangent of argument 0 (a) or 1 (b)."""
     k = len(op.outputs)
@@ -217,10 +281,14 @@ def _scan_vjp(cotangents, primals, outputs, needs, *, op, identity):
     if n == 0:
         return [None] * len(primals)
     elements = _element_avals(op)
-    g = _flatten(_instantiated(cotangents, outputs), n)
     following = _shifted(xs, identity, later=True)
-    jacobians = _map(_transposed_jacobian(op, first=True), n, list(outputs) + following)[0]
-    rho = _unflatten(matrix_recurrence(jacobians, g, reverse=True), elements, n)
+    if lanes(op) is not None:
+        entries = _map(_lane_jacobian(op, first=True), n, list(outputs) + following)
+        rho = _lane_recurrence(entries, _instantiated(cotangents, outputs), transposed=True, reverse=True)
+    else:
+        g = _flatten(_instantiated(cotangents, outputs), n)
+        jacobians = _map(_transposed_jacobian(op, first=True), n, list(outputs) + following)[0]
+        rho = _unflatten(matrix_recurrence(jacobians, g, reverse=True), elements, n)
     previous = _shifted(list(outputs), identity)
     grads = _map(_vjp_of(op, 1), n, previous + xs + rho)
     return [gr if need else None for gr, need in zip(grads, needs)]
@@ -235,6 +303,9 @@ def _scan_jvp(tangents, primals, outputs, *, op, identity):
     elements = _element_avals(op)
     previous = _shifted(list(outputs), identity)
     pushed = _map(_jvp_of(op, 1), n, previous + xs + _instantiated(tangents[:k], xs))
+    if lanes(op) is not None:
+        entries = _map(_lane_jacobian(op, first=True), n, previous + xs)
+        return _lane_recurrence(entries, pushed, transposed=False, reverse=False)
     jacobians = _map(_transposed_jacobian(op, first=True), n, previous + xs)[0]
     forward = transpose(jacobians, (0, 2, 1))
     return _unflatten(matrix_recurrence(forward, _flatten(pushed, n)), elements, n)
@@ -366,7 +437,10 @@ def _sample_operators():
     matmul = _program(lambda a, b: [linalg.einsum("ij,jk->ik", a, b)], [matrix, matrix], "matmul")
     compose = _program(lambda a0, a1, b0, b1: [ew.mul(a0, b0), ew.add(ew.mul(a1, b0), b1)], [scalar] * 4, "compose")
     product = _program(lambda a, b: [ew.mul(a, b)], [vector, vector], "product")
-    return [(matmul, [(5, 2, 2)], [np.eye(2)]), (compose, [(6,), (6,)], [1.0, 0.0]), (product, [(4, 3)], [np.ones(3)])]
+    lanes_compose = _program(lambda a0, a1, b0, b1: [ew.mul(a0, b0), ew.add(ew.mul(a1, b0), b1)], [vector] * 4,
+                             "compose per lane")
+    return [(matmul, [(5, 2, 2)], [np.eye(2)]), (compose, [(6,), (6,)], [1.0, 0.0]), (product, [(4, 3)], [np.ones(3)]),
+            (lanes_compose, [(5, 3), (5, 3)], [np.ones(3), np.zeros(3)])]
 
 
 def _sample(rng):

@@ -22,7 +22,7 @@ from ..core.primitive import Primitive, Zero, is_zero
 from ..core.types import is_float
 from . import elementwise as ew
 from .rules import add_tangents, aval_of_value, batch_all, instantiate
-from .structural import slice_array, unslice
+from .structural import concatenate, slice_array
 
 
 def _scan_abstract_eval(x, *, op, axis, reverse):
@@ -93,7 +93,8 @@ def _add_along(values, winners, axis):
 
 
 def shift(x, axis: int, reverse: bool = False, fill: float = 0.0):
-    """x moved one step along `axis` (toward higher indices, or lower if reverse), `fill` entering."""
+    """x moved one step along `axis` (toward higher indices, or lower if reverse), `fill` entering:
+    the kept part and a one-wide edge of `fill`, concatenated (one pass, whatever the fill)."""
     shape = aval_of_value(x).shape
     n, ndim = shape[axis], len(shape)
     if n == 0:
@@ -104,18 +105,8 @@ def shift(x, axis: int, reverse: bool = False, fill: float = 0.0):
     else:
         stops[axis] = n - 1
     kept = slice_array(x, starts, stops, [1] * ndim)
-    target = [0] * ndim
-    target[axis] = 0 if reverse else 1
-    window = dict(starts=tuple(target), stops=tuple(t + s for t, s in zip(target, aval_of_value(kept).shape)),
-                  steps=(1,) * ndim)
-    moved = unslice(kept, shape, **window)
-    if fill == 0.0:
-        return moved
-    edge = np.zeros(shape, aval_of_value(x).dtype)
-    edge_index = [slice(None)] * ndim
-    edge_index[axis] = n - 1 if reverse else 0
-    edge[tuple(edge_index)] = fill
-    return ew.add(moved, edge)
+    edge = np.full(shape[:axis] + (1,) + shape[axis + 1:], fill, aval_of_value(x).dtype)
+    return concatenate([kept, edge] if reverse else [edge, kept], axis)
 
 
 def _cumprod_jvp(tangent, x, y, axis, reverse):
