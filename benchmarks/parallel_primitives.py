@@ -3,9 +3,12 @@
 For each primitive and operator (add, mul, min, a general 2x2 matrix product and linear-function
 composition) it times the primal and the gradient (both staged with ad.jit, first call excluded)
 and reports gradient / primal, with the specialised rule and, where one applies, the general rule
-forced on the same monoid. JAX and PyTorch run the same computations side by side when installed.
+forced on the same monoid. reduce_by_index's general rule (a sort by index and segmented scans)
+runs on --general-size elements (10^5 by default, shown in its rows) to keep the default run within
+a few minutes. JAX and PyTorch run the same computations side by side when installed.
 
-    python benchmarks/parallel_primitives.py [--size 1000000] [--bins 1000,100000] [--quick]
+    python benchmarks/parallel_primitives.py [--size 1000000] [--bins 1000,100000] [--general-size 100000]
+                                             [--quick] [--no-peers]
     adarray bench parallel ...
 """
 from __future__ import annotations
@@ -51,7 +54,7 @@ def _forced_general(kind, op, identity, element_shape=()):
     return lambda x: run(program, [x], [np.asarray(identity)])[0]
 
 
-def cases(size, bins_list, rng):
+def cases(size, bins_list, rng, general_size):
     """(primitive, operator, rule, adarray function of x, argument)."""
     x = rng.uniform(0.5, 1.5, size)
     matrices = rng.normal(size=(size // 4, 2, 2)) * 0.5 + np.eye(2)
@@ -70,17 +73,33 @@ def cases(size, bins_list, rng):
         out.append((kind, "linear-composition", "general",
                     lambda b, api=api, a=pairs[0]: anp.sum(api(_compose, (a, b), identity=(1.0, 0.0))[1] ** 2),
                     pairs[1]))
+    # The general reduce_by_index rule sorts by index and scans with (k+1) x (k+1) Jacobians: it runs on
+    # `general_size` elements (printed in the table) so that the default run stays within minutes.
+    small = x[:general_size]
+    small_matrices, small_pairs = matrices[:general_size // 4], (pairs[0][:general_size // 2],
+                                                                 pairs[1][:general_size // 2])
     for bins in bins_list:
+        kind = f"reduce_by_index[{bins}]"
         indices = rng.integers(0, bins, size)
         for name, identity in (("add", 0.0), ("mul", 1.0), ("min", np.inf)):
             dest = np.full(bins, identity)
-            out.append((f"reduce_by_index[{bins}]", name, "specialised",
+            out.append((kind, name, "specialised",
                         lambda v, name=name, dest=dest, idx=indices:
                         anp.sum(ad.reduce_by_index(dest, name, idx, v) ** 2), x))
-        dest = np.zeros(bins)
-        out.append((f"reduce_by_index[{bins}]", "add", "general",
-                    lambda v, dest=dest, idx=indices: anp.sum(ad.reduce_by_index(dest, lambda a, b: a + b * 1.0, idx, v,
-                                                                                 identity=0.0) ** 2), x))
+        general_kind = f"{kind} n={general_size:,}"
+        for name, identity, op in (("add", 0.0, lambda a, b: a + b * 1.0), ("mul", 1.0, lambda a, b: a * (b * 1.0)),
+                                   ("min", np.inf, lambda a, b: anp.minimum(a, b * 1.0))):
+            out.append((general_kind, name, "general",
+                        lambda v, dest=np.full(bins, identity), idx=indices[:general_size], op=op, e=identity:
+                        anp.sum(ad.reduce_by_index(dest, op, idx, v, identity=e) ** 2), small))
+        eye = np.broadcast_to(np.eye(2), (bins, 2, 2))
+        out.append((general_kind, "matmul2x2", "general",
+                    lambda m, dest=eye, idx=indices[:general_size // 4]:
+                    anp.sum(ad.reduce_by_index(dest, _matmul, idx, m, identity=np.eye(2)) ** 2), small_matrices))
+        out.append((general_kind, "linear-composition", "general",
+                    lambda b, dest=(np.ones(bins), np.zeros(bins)), idx=indices[:general_size // 2], a=small_pairs[0]:
+                    anp.sum(ad.reduce_by_index(dest, _compose, idx, (a, b), identity=(1.0, 0.0))[1] ** 2),
+                    small_pairs[1]))
     return out
 
 
@@ -149,15 +168,19 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="adarray bench parallel", description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=1_000_000, help="elements per input (default 10^6)")
     parser.add_argument("--bins", default="1000,100000", help="reduce_by_index bin counts")
+    parser.add_argument("--general-size", type=int, default=100_000,
+                        help="elements for the general reduce_by_index rule (default 10^5; it sorts and scans)")
     parser.add_argument("--quick", action="store_true", help="10^4 elements, 100 bins: a smoke run")
     parser.add_argument("--no-peers", action="store_true", help="skip JAX and PyTorch")
     args = parser.parse_args(argv)
     size, bins_list = (10_000, [100]) if args.quick else (args.size, [int(b) for b in args.bins.split(",")])
+    general_size = min(size, 2_000 if args.quick else args.general_size)
     rng = np.random.default_rng(0)
-    print(f"# parallel building blocks: {size:,} elements, NumPy backend, {os.cpu_count()} cores")
+    print(f"# parallel building blocks: {size:,} elements (the general reduce_by_index rows: {general_size:,}, "
+          f"marked n=...), NumPy backend, {os.cpu_count()} cores")
     print("| primitive | operator | rule | primal ms | gradient ms | gradient / primal |")
     print("|---|---|---|---|---|---|")
-    for kind, name, rule, fn, arg in cases(size, bins_list, rng):
+    for kind, name, rule, fn, arg in cases(size, bins_list, rng, general_size):
         primal, gradient = ad.jit(fn), ad.jit(ad.grad(fn))
         t_primal, t_gradient = best_time(primal, arg), best_time(gradient, arg)
         print(f"| {kind} | {name} | {rule} | {t_primal * 1e3:.2f} | {t_gradient * 1e3:.2f} | "
