@@ -108,6 +108,8 @@ def _product_others(x, *, axes):
     """Zero counting: no zero -> prod / x; one zero -> the product of the others at the zero; more -> 0."""
     x = np.asarray(x)
     is_zero = x == 0
+    if not is_zero.any():  # the common case, in one pass
+        return (np.prod(x, axis=axes, keepdims=True) / x).astype(x.dtype)
     zeros = np.sum(is_zero, axis=axes, keepdims=True)
     safe = np.where(is_zero, 1, x)
     product = np.prod(safe, axis=axes, keepdims=True)
@@ -152,19 +154,23 @@ def _linear_recurrence(a, b, *, axis, reverse):
     if pad:  # a = 1, b = 0 leaves the values before it unchanged
         a = np.concatenate([a, np.ones((pad,) + a.shape[1:], a.dtype)])
         b = np.concatenate([b, np.zeros((pad,) + b.shape[1:], b.dtype)])
-    a = a.reshape((count, width) + a.shape[1:])
-    b = b.reshape((count, width) + b.shape[1:])
-    local, gain = np.empty_like(b), np.empty_like(a)
-    local[:, 0], gain[:, 0] = b[:, 0], a[:, 0]
+    rest = b.shape[1:]
+    # Laid out (position in block, block, ...): each step of the loop over positions reads and
+    # writes contiguous memory, in place.
+    gain = np.ascontiguousarray(np.swapaxes(a.reshape((count, width) + rest), 0, 1))
+    local = np.ascontiguousarray(np.swapaxes(b.reshape((count, width) + rest), 0, 1))
+    step = np.empty_like(local[0])
     for j in range(1, width):
-        local[:, j] = a[:, j] * local[:, j - 1] + b[:, j]
-        gain[:, j] = a[:, j] * gain[:, j - 1]
-    incoming = np.zeros_like(b[0, 0])
-    starts = np.empty_like(b[:, 0])
+        np.multiply(gain[j], local[j - 1], out=step)
+        local[j] += step
+        gain[j] *= gain[j - 1]
+    starts = np.empty_like(local[0])
+    incoming = np.zeros(rest, b.dtype)
     for k in range(count):
         starts[k] = incoming
-        incoming = gain[k, -1] * incoming + local[k, -1]
-    values = (local + gain * starts[:, None]).reshape((count * width,) + b.shape[2:])[:n]
+        incoming = gain[-1, k] * incoming + local[-1, k]
+    local += gain * starts[None]
+    values = np.swapaxes(local, 0, 1).reshape((count * width,) + rest)[:n]
     if reverse:
         values = values[::-1]
     return np.ascontiguousarray(np.moveaxis(values, 0, axis))
