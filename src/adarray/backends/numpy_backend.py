@@ -11,7 +11,7 @@ import numpy as np
 import scipy.special
 
 from ..core.errors import ExecutionError
-from ..core.ir import Literal, Program
+from ..core.ir import Literal, Program, dead_after
 from ..core.primitive import IMPLS
 from ..primitives.indexing import numpy_index
 from ..primitives.linalg import parse_spec
@@ -253,7 +253,10 @@ def compile_program(program: Program):
     out_slots = tuple(slot(a) for a in program.outputs)
     size = len(slots)
     constants.reverse()  # slot -k is constants[len - k] after reversal: index with -k
-    steps = _with_releases(steps, out_slots)
+    # Each value is dropped after its last use: holding every intermediate until the program ends
+    # would make peak memory the sum of all arrays, and rematerialisation (checkpoint) save nothing.
+    releases = [tuple(slots[id(v)] for v in dead) for dead in dead_after(program)]
+    steps = [step + (release,) for step, release in zip(steps, releases)]
 
     def run(*args):
         env = list(args) + [None] * (size - len(args)) + constants
@@ -262,27 +265,6 @@ def compile_program(program: Program):
         return [env[i] for i in out_slots]
 
     return run
-
-
-def _with_releases(steps, out_slots):
-    """Each step with the slots to clear after it: a value is dropped after its last use.
-
-    Without this the interpreter holds every intermediate until the program ends, so peak memory is
-    the sum of all arrays and rematerialisation (checkpoint) would save nothing.
-    """
-    last_use = {}
-    for k, (_, ins, outs, _, _) in enumerate(steps):
-        for i in (outs,) if isinstance(outs, int) else outs:
-            last_use[i] = k  # an output nobody reads is dropped at once
-        for i in ins:
-            if i >= 0:  # constants (negative slots) belong to the program
-                last_use[i] = k
-    for i in out_slots:
-        last_use.pop(i, None)
-    releases = [[] for _ in steps]
-    for i, k in last_use.items():
-        releases[k].append(i)
-    return [step + (tuple(release),) for step, release in zip(steps, releases)]
 
 
 def _execute(steps, env) -> None:

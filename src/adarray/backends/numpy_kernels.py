@@ -16,7 +16,7 @@ import os
 
 import numpy as np
 
-from ..core.ir import Literal
+from ..core.ir import Literal, dead_after
 from ..core.primitive import IMPLS
 
 NUMBA_MIN_SIZE = 1 << 14  # smaller calls are not worth a compiled loop (and tests stay fast)
@@ -99,19 +99,10 @@ _RELEASES: dict = {}
 
 
 def _releases(program) -> list[tuple[int, ...]]:
-    """For each equation, the ids of the variables last read (or written and never read) there."""
+    """For each equation, the ids of the variables dead after it (computed once per program)."""
     cached = _RELEASES.get(program)
     if cached is None:
-        last = {}
-        for k, eqn in enumerate(program.eqns):
-            for atom in list(eqn.outputs) + [a for a in eqn.inputs if not isinstance(a, Literal)]:
-                last[id(atom)] = k
-        for atom in program.outputs:
-            last.pop(id(atom), None)
-        cached = [[] for _ in program.eqns]
-        for key, k in last.items():
-            cached[k].append(key)
-        cached = _RELEASES[program] = [tuple(keys) for keys in cached]
+        cached = _RELEASES[program] = [tuple(id(v) for v in dead) for dead in dead_after(program)]
     return cached
 
 

@@ -111,6 +111,22 @@ class Program:
         return id(self)
 
 
+def dead_after(program: Program) -> list[tuple[Var, ...]]:
+    """For each equation, the variables no later equation reads: read there for the last time, or
+    written there and never read. Program outputs never die. Interpreters free these values."""
+    last = {}
+    for k, eqn in enumerate(program.eqns):
+        for atom in (*eqn.outputs, *eqn.inputs):
+            if isinstance(atom, Var):
+                last[id(atom)] = (k, atom)
+    for atom in program.outputs:
+        last.pop(id(atom), None)
+    dead = [[] for _ in program.eqns]
+    for k, var in last.values():
+        dead[k].append(var)
+    return [tuple(d) for d in dead]
+
+
 def params_key(params: dict) -> tuple:
     """A hashable key for a params dict (used by CSE and caches)."""
     return tuple(sorted((k, _hashable(v)) for k, v in params.items()))
