@@ -16,11 +16,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.errors import ShapeError
-from ..core.ir import Eqn, Program
 from ..core.primitive import Primitive, Zero, is_zero
 from ..core.pytree import flatten, unflatten
 from ..core.types import is_float
-from ..passes import eliminate_dead_code, simplify
+from ..passes import prune_nested, simplify
 from ..primitives import elementwise as ew
 from ..primitives.rules import aval_of_value, batch_all, broadcast_batch
 from ..primitives.structural import broadcast_in_dim
@@ -113,15 +112,7 @@ def _cond_batch(args, batched, size, *, branches):
 cond_p.jvp, cond_p.vjp, cond_p.batch = _cond_jvp, _cond_vjp, _cond_batch
 
 
-def _cond_prune(eqn: Eqn, used) -> Eqn:
-    """Every branch loses the outputs nobody reads, and the code that only they needed."""
-    branches = tuple(eliminate_dead_code(Program(b.inputs, b.eqns, tuple(o for o, u in zip(b.outputs, used) if u)))
-                     for b in eqn.params["branches"])
-    return Eqn(cond_p, eqn.inputs, {**eqn.params, "branches": branches},
-               tuple(v for v, u in zip(eqn.outputs, used) if u))
-
-
-cond_p.prune = _cond_prune
+cond_p.prune = lambda eqn, used: prune_nested(eqn, used, "branches")  # unused outputs leave every branch
 
 
 def switch(index, branches, *operands):

@@ -26,6 +26,7 @@ from ..core.errors import ShapeError
 from ..core.ir import Eqn, Literal, Program, Var
 from ..core.primitive import Primitive, Zero, is_zero
 from ..core.types import Aval, is_float
+from ..passes import prune_nested
 from ..primitives import elementwise as ew
 from ..primitives.reduce import reduce_sum
 from ..primitives.rules import aval_of_value, instantiate
@@ -265,16 +266,4 @@ def _kernel_batch(args, batched, size, *, kernel, name):
 
 kernel_p.jvp, kernel_p.vjp, kernel_p.batch = _kernel_jvp, _kernel_vjp, _kernel_batch
 kernel_p.forward_with_residuals = _kernel_forward
-
-
-def _kernel_prune(eqn: Eqn, used) -> Eqn:
-    """The call computing only the used outputs: the kernel loses the others and their dead code."""
-    from ..passes import eliminate_dead_code
-
-    kernel = eqn.params["kernel"]
-    outputs = [o for o, u in zip(kernel.outputs, used) if u]
-    pruned = eliminate_dead_code(Program(kernel.inputs, kernel.eqns, tuple(outputs)))
-    return Eqn(eqn.prim, eqn.inputs, {**eqn.params, "kernel": pruned}, tuple(v for v, u in zip(eqn.outputs, used) if u))
-
-
-kernel_p.prune = _kernel_prune
+kernel_p.prune = lambda eqn, used: prune_nested(eqn, used, "kernel")  # unused outputs leave the kernel

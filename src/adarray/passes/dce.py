@@ -2,7 +2,7 @@
 and let a primitive with a `prune` rule drop the outputs of an equation that nobody reads."""
 from __future__ import annotations
 
-from ..core.ir import Program, Var
+from ..core.ir import Eqn, Program, Var
 
 
 def eliminate_dead_code(program: Program) -> Program:
@@ -17,3 +17,16 @@ def eliminate_dead_code(program: Program) -> Program:
         kept.append(eqn)
         live.update(id(a) for a in eqn.inputs if isinstance(a, Var))
     return Program(program.inputs, tuple(reversed(kept)), program.outputs)
+
+
+def prune_nested(eqn: Eqn, used, param: str) -> Eqn:
+    """`eqn` computing only its outputs flagged in `used`, for a primitive whose outputs are those of
+    the nested program(s) in `params[param]` (a kernel, every branch of a cond): each nested program
+    loses the other outputs and the code only they needed. A ready-made `prune` rule."""
+    def keep(program: Program) -> Program:
+        outputs = tuple(o for o, u in zip(program.outputs, used) if u)
+        return eliminate_dead_code(Program(program.inputs, program.eqns, outputs))
+
+    nested = eqn.params[param]
+    nested = keep(nested) if isinstance(nested, Program) else tuple(keep(p) for p in nested)
+    return Eqn(eqn.prim, eqn.inputs, {**eqn.params, param: nested}, tuple(v for v, u in zip(eqn.outputs, used) if u))
