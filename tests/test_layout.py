@@ -20,6 +20,7 @@ ALLOWED = {
     "control": {"core", "tracing", "primitives", "transforms", "passes", "backends"},
     "parallel": {"core", "tracing", "primitives", "transforms", "passes", "backends", "control", "numpy"},
     "kernels": {"core", "tracing", "primitives", "transforms", "passes", "backends", "control", "numpy"},
+    "scipy": {"core", "tracing", "primitives", "transforms", "passes", "control", "parallel", "numpy", "scipy"},
 }
 
 
