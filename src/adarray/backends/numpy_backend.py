@@ -46,6 +46,11 @@ for _name, _fn in {
     _direct(_name, _fn)
 
 
+@impl("safe_mul")
+def _safe_mul(x, y):
+    return np.where(x == 0, np.zeros((), np.result_type(x, y)), np.multiply(x, y))
+
+
 @impl("integer_pow")
 def _integer_pow(x, *, n):
     if n == 2:

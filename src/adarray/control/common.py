@@ -49,9 +49,14 @@ def unify_closures(traced) -> tuple[list[Program], list]:
         for tracer in closure:
             if not any(tracer is t for t in everything):
                 everything.append(tracer)
-    programs = [program if list(closure) == everything else with_consts(program, closure, everything)
+    programs = [program if _same_tracers(closure, everything) else with_consts(program, closure, everything)
                 for program, closure in traced]
     return programs, everything
+
+
+def _same_tracers(these, those) -> bool:
+    """Identity, not `==`: comparing tracers with `==` traces an elementwise comparison."""
+    return len(these) == len(those) and all(a is b for a, b in zip(these, those))
 
 
 def check_same_structure(what: str, name_a: str, tree_a, avals_a, name_b: str, tree_b, avals_b) -> None:

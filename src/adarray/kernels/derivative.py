@@ -260,11 +260,7 @@ def has_singular(program: Program) -> bool:
 
 def scale(cotangent, partial, singular: bool):
     """u * p, or exactly 0 where u == 0 if the partial may be infinite (a masked-out value)."""
-    product = ew.mul(cotangent, partial)
-    if not singular:
-        return product
-    zero = ew.zeros_like(product)
-    return ew.select(ew.eq(cotangent, ew.zeros_like(cotangent)), zero, product)
+    return ew.safe_mul(cotangent, partial) if singular else ew.mul(cotangent, partial)
 
 
 def cotangent_program(program: Program, needed, seeded, with_values: bool = True):

@@ -99,6 +99,11 @@ class _Simplifier:
             if _is(a, 0) or _is(b, 0):
                 return [Literal(np.zeros((), out.aval.dtype), out.aval)]
             return [a] if _is(b, 1) else [b] if _is(a, 1) else self.rescale(inputs, out)
+        if name == "safe_mul":  # the same identities as mul (x * 0 -> 0 is mul's convention too)
+            a, b = inputs
+            if _is(a, 0) or _is(b, 0):
+                return [Literal(np.zeros((), out.aval.dtype), out.aval)]
+            return [a] if _is(b, 1) else [b] if _is(a, 1) else None
         if name == "div" and _is(inputs[1], 1):
             return [inputs[0]]
         if name == "neg" and isinstance(inputs[0], Var) and id(inputs[0]) in self.negated:

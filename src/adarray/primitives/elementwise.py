@@ -112,6 +112,30 @@ maximum_p, maximum = _binary("maximum", _partials_rule("maximum"))
 minimum_p, minimum = _binary("minimum", _partials_rule("minimum"))
 floor_divide_p, floor_divide = _binary("floor_divide", zero_derivative)
 
+# --- safe_mul: x * y, but exactly 0 wherever x == 0, even where y is infinite or NaN -------------
+# The product of a tangent or cotangent (x) with a partial derivative that may be singular (y): a
+# zero tangent contributes 0. The guard is on x alone and lives inside the primitive, so its
+# derivatives are the product rule's, also where x or y merely vanish at a point.
+
+
+def _safe_mul_jvp(tangents, primals, output):
+    (tx, ty), (x, y) = tangents, primals
+    total = Zero(aval_of_value(output))
+    if not isinstance(tx, Zero):
+        total = _add_tangents(total, safe_mul(tx, y))
+    if not isinstance(ty, Zero):
+        total = _add_tangents(total, safe_mul(x, ty))
+    return total
+
+
+def _safe_mul_vjp(cotangent, primals, output, needs):
+    x, y = primals
+    return [safe_mul(cotangent, y) if needs[0] else None, safe_mul(cotangent, x) if needs[1] else None]
+
+
+safe_mul_p, safe_mul = _binary("safe_mul", lambda p: None, floats_only=True)
+safe_mul_p.jvp, safe_mul_p.vjp = _safe_mul_jvp, _safe_mul_vjp
+
 # --- integer powers: x**n with a static integer n (exact, and no log at x = 0) -----------------
 
 integer_pow_p = Primitive("integer_pow", lambda x, *, n: x)
@@ -238,6 +262,12 @@ def convert(x, dtype):
 
 # --- helpers of the math namespace --------------------------------------------------------------
 
+def _add_tangents(a, b):
+    from .rules import add_tangents
+
+    return add_tangents(a, b)
+
+
 def _instantiate(value):
     from .rules import instantiate
 
@@ -275,6 +305,11 @@ for _prim_name in ("add", "sub", "neg", "mul", "maximum", "minimum", "stop_gradi
     _prim = globals()[f"{_prim_name}_p"]
     _unary_name = _prim_name in (*_UNARY, *PIECEWISE_CONSTANT, "neg", "stop_gradient")
     _prim.sample = _sampler(_prim, 1 if _unary_name else 2)
+safe_mul_p.sample = lambda rng: [
+    ([np.array([0.0, 1.5, -0.5, 0.0, 2.0]), rng.uniform(-2.0, 2.0, 5)], {}),
+    ([rng.uniform(-2.0, 2.0, (2, 3)), rng.uniform(-2.0, 2.0, (2, 3))], {}),
+    ([np.zeros((0, 2)), np.zeros((0, 2))], {}),
+]
 integer_pow_p.sample = lambda rng: [([rng.normal(size=(3,))], {"n": n}) for n in (0, 1, 2, 3, -2)]
 for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
     globals()[f"{_name}_p"].sample = lambda rng: [([rng.normal(size=(4,)), np.array([0.5, -1.0, 0.0, 2.0])], {})]

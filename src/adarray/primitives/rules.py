@@ -47,16 +47,15 @@ def add_tangents(a, b):
 def elementwise(prim, partials, singular: bool = False) -> None:
     """jvp: sum_i partial_i * t_i; vjp: ct * partial_i. Zeros are skipped.
 
-    With `singular` (partials may be infinite or NaN), a product is 0 wherever
-    the tangent or cotangent is 0, so masked-out values never turn into NaN.
+    With `singular` (partials may be infinite or NaN), the products are `safe_mul`: 0 wherever the
+    tangent or cotangent is 0, so masked-out values never turn into NaN. The guard looks at the
+    tangent alone, inside one primitive with its own derivative rules, so a partial or a tangent
+    that merely vanishes at a point keeps its derivative there (forward over forward stays right).
     """
     from . import elementwise as m
 
     def scale(factor, part):
-        if not singular:
-            return m.mul(factor, part)
-        zero = m.zeros_like(factor)
-        return m.select(m.eq(factor, zero), zero, m.mul(factor, part))
+        return m.safe_mul(factor, part) if singular else m.mul(factor, part)
 
     def jvp(tangents, primals, output, **params):
         parts = partials(m, *primals, output, **params)

@@ -10,7 +10,7 @@ Conventions at non-smooth points (documented in the README):
   * abs'(0) = 0 (sign), floor/ceil/round/sign have zero derivative;
   * maximum/minimum give the whole derivative to the first argument at a tie,
     matching the "lowest index wins" policy of the reductions;
-  * pow: d/da a**b is 0 where b == 0, d/db a**b is 0 where a == 0.
+  * pow: d/da a**b is 0 where b == 0, d/db a**b is 0 where a**b == 0.
 """
 from __future__ import annotations
 
@@ -20,10 +20,9 @@ TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 
 def _pow_partials(m, a, b, out):
-    safe_a = m.select(m.eq(a, 0.0), m.full_like(a, 1.0), a)
-    d_a = m.select(m.eq(b, 0.0), m.full_like(a, 0.0), m.mul(b, m.pow(a, m.sub(b, 1.0))))
-    d_b = m.select(m.eq(a, 0.0), m.full_like(a, 0.0), m.mul(out, m.log(safe_a)))
-    return d_a, d_b
+    # safe_mul: b * a**(b - 1) is 0 where b == 0 even at a == 0 (a**0 is constant), and
+    # a**b log(a) is 0 where a**b == 0 (a == 0, b > 0). The guards test the factor, not a primal.
+    return m.safe_mul(b, m.pow(a, m.sub(b, 1.0))), m.safe_mul(out, m.log(a))
 
 
 PARTIALS = {
@@ -54,7 +53,8 @@ PARTIALS = {
         m.neg(m.div(a, m.add(m.mul(a, a), m.mul(b, b)))),
     ),
     "logaddexp": lambda m, a, b, out: (m.exp(m.sub(a, out)), m.exp(m.sub(b, out))),
-    "rem": lambda m, a, b, out: (m.full_like(a, 1.0), m.neg(m.floor(m.div(m.sub(a, out), b)))),
+    # (a - rem(a, b)) / b is an integer up to rounding: round it (floor would drop to the integer below).
+    "rem": lambda m, a, b, out: (m.full_like(a, 1.0), m.neg(m.round(m.div(m.sub(a, out), b)))),
 }
 
 # Operations whose partials can be infinite or NaN (poles, or outside the domain). Their rules
