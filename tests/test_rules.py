@@ -9,8 +9,6 @@ markers, an implementation and a sampler.
 """
 from __future__ import annotations
 
-import zlib
-
 import numpy as np
 import pytest
 
@@ -19,65 +17,20 @@ from adarray.core.primitive import REGISTRY, Marker
 from adarray.core.types import Aval, is_float
 from adarray.passes import simplify
 from adarray.testing import check_jvp, check_passes, check_second_order, check_vjp, check_vmap
-from adarray.tracing import trace_program
+from adarray.testing.registry import ZERO_BY_DEFINITION, primitive_program, registry_cases, seed
 from adarray.transforms.jvp import jvp_program
 from adarray.transforms.vjp import vjp_program
 
-
-def _seed(*parts) -> int:
-    """A stable seed per primitive (and case), so adding primitives does not move the others."""
-    return zlib.crc32("/".join(map(str, parts)).encode())
-
-
-# Derivatives that are defined rather than computed: finite differences do not apply, the rules
-# must give exactly zero instead (the adjoint tests still run).
-ZERO_BY_DEFINITION = {"stop_gradient"}
-
-# Edge cases the samplers do not cover: products with zeros (the zero-counting rules must be
-# right to second order too, not only in value).
-EXTRA_CASES = {
-    "reduce": [
-        ([np.array([[2.0, 0.0, 3.0], [0.0, 0.0, 1.5], [0.5, 1.5, -2.0]])], {"op": "mul", "axes": (1,)}),
-    ],
-    "scatter": [
-        ([np.array([[2.0, 0.0], [1.0, 3.0], [0.5, 0.7]]),
-          np.array([[0.0, 1.0], [2.0, 0.0], [0.0, 1.2], [1.1, 0.6]]),
-          np.array([0, 2, 2, 0])], {"spec": (("array",),), "op": "mul"}),
-    ],
-}
-
-
-def _cases():
-    cases = []
-    for name in sorted(REGISTRY):
-        prim = REGISTRY[name]
-        if prim.sample is None:
-            continue
-        sampled = prim.sample(np.random.default_rng(_seed(name)))
-        for index, (args, params) in enumerate(sampled):
-            cases.append(pytest.param(name, [np.asarray(a) for a in args], params, id=f"{name}-{index}"))
-        for index, (args, params) in enumerate(EXTRA_CASES.get(name, [])):
-            cases.append(pytest.param(name, [np.asarray(a) for a in args], params, id=f"{name}-edge{index}"))
-    return cases
-
-
-CASES = _cases()
-
-
-def _program(name, args, params):
-    prim = REGISTRY[name]
-    avals = [Aval(np.shape(a), np.asarray(a).dtype) for a in args]
-    program, _, _ = trace_program(lambda *xs: prim.bind(*xs, **params), avals, name)
-    return program
+CASES = [pytest.param(name, args, params, id=case_id) for case_id, name, args, params in registry_cases()]
 
 
 def _rng(name, args, params, check):
-    return np.random.default_rng(_seed(name, check, repr(params), *[np.shape(a) for a in args]))
+    return np.random.default_rng(seed(name, check, repr(params), *[np.shape(a) for a in args]))
 
 
 @pytest.mark.parametrize("name, args, params", CASES)
 def test_jvp_matches_finite_differences(name, args, params):
-    program = _program(name, args, params)
+    program = primitive_program(name, args, params)
     if name in ZERO_BY_DEFINITION:
         _check_zero_derivative(program, args, _rng(name, args, params, "jvp"))
     else:
@@ -95,23 +48,23 @@ def _check_zero_derivative(program, args, rng):
 
 @pytest.mark.parametrize("name, args, params", CASES)
 def test_vjp_adjoint(name, args, params):
-    check_vjp(_program(name, args, params), args, _rng(name, args, params, "vjp"))
+    check_vjp(primitive_program(name, args, params), args, _rng(name, args, params, "vjp"))
 
 
 @pytest.mark.parametrize("name, args, params", CASES)
 def test_second_order(name, args, params):
-    check_second_order(_program(name, args, params), args, _rng(name, args, params, "second"),
+    check_second_order(primitive_program(name, args, params), args, _rng(name, args, params, "second"),
                        finite_differences=name not in ZERO_BY_DEFINITION)
 
 
 @pytest.mark.parametrize("name, args, params", CASES)
 def test_vmap_matches_a_loop_over_slices(name, args, params):
-    check_vmap(_program(name, args, params), args, _rng(name, args, params, "vmap"))
+    check_vmap(primitive_program(name, args, params), args, _rng(name, args, params, "vmap"))
 
 
 @pytest.mark.parametrize("name, args, params", CASES)
 def test_ir_contracts_of_derived_programs(name, args, params):
-    program = _program(name, args, params)
+    program = primitive_program(name, args, params)
     check_passes(program, args)
     wrt = [is_float(a.dtype) for a in program.in_avals]
     if not any(wrt):

@@ -35,7 +35,8 @@ _UNARY = {
     "stop_gradient": "{0}",
 }
 _BINARY = {
-    "add": "({0} + {1})", "safe_mul": "({0} * {1} if {0} != 0 else {0} * 0)", "sub": "({0} - {1})", "mul": "({0} * {1})", "div": "({0} / {1})",
+    "safe_mul": "({0} * {1} if {0} != 0 else {0})",
+    "add": "({0} + {1})", "sub": "({0} - {1})", "mul": "({0} * {1})", "div": "({0} / {1})",
     "pow": "np.power({0}, {1})", "maximum": "np.maximum({0}, {1})", "minimum": "np.minimum({0}, {1})",
     "arctan2": "np.arctan2({0}, {1})", "logaddexp": "np.logaddexp({0}, {1})", "rem": "np.remainder({0}, {1})",
     "floor_divide": "np.floor_divide({0}, {1})", "eq": "({0} == {1})", "ne": "({0} != {1})",

@@ -161,9 +161,9 @@ def _linear_recurrence(a, b, *, axis, reverse):
         b = np.concatenate([b, np.zeros((pad,) + b.shape[1:], b.dtype)])
     rest = b.shape[1:]
     # Laid out (position in block, block, ...): each step of the loop over positions reads and
-    # writes contiguous memory, in place.
-    gain = np.ascontiguousarray(np.swapaxes(a.reshape((count, width) + rest), 0, 1))
-    local = np.ascontiguousarray(np.swapaxes(b.reshape((count, width) + rest), 0, 1))
+    # writes contiguous memory, in place, so these must be fresh copies (never views of the inputs).
+    gain = np.array(np.swapaxes(a.reshape((count, width) + rest), 0, 1), order="C")
+    local = np.array(np.swapaxes(b.reshape((count, width) + rest), 0, 1), order="C")
     step = np.empty_like(local[0])
     for j in range(1, width):
         np.multiply(gain[j], local[j - 1], out=step)
