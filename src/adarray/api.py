@@ -19,7 +19,7 @@ from .core.ir import Program
 from .core.pytree import flatten, unflatten
 from .core.types import is_float
 from .passes import simplify
-from .staging import _Staged, is_single, name_of, normalize_argnums, stage
+from .staging import _Staged, _static_parts, is_single, name_of, normalize_argnums, stage
 from .transforms.jvp import jvp_program
 from .transforms.partial_eval import split_program
 from .transforms.vjp import vjp_program
@@ -49,8 +49,6 @@ def _wrt(argnums, call):
 def _derivative_argnums(fn, argnums, args, kwargs, static_argnums, static_argnames):
     """argnums normalized, refusing an argument that is also static."""
     nums = normalize_argnums(argnums, len(args), fn)
-    from .staging import _static_parts
-
     static, _ = _static_parts(fn, len(args), kwargs, static_argnums, static_argnames)
     both = sorted(set(nums) & static)
     if both:
