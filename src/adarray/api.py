@@ -49,6 +49,8 @@ def _wrt(argnums, call):
 def _derivative_argnums(fn, argnums, args, kwargs, static_argnums, static_argnames):
     """argnums normalized, refusing an argument that is also static."""
     nums = normalize_argnums(argnums, len(args), fn)
+    if not static_argnums and not static_argnames:
+        return nums
     static, _ = _static_parts(fn, len(args), kwargs, static_argnums, static_argnames)
     both = sorted(set(nums) & static)
     if both:

@@ -26,13 +26,14 @@ import numpy as np
 from .backends.numpy_backend import compile_program
 from .core.errors import ArgumentError, Error
 from .core.ir import Program
-from .core.pytree import flatten, leaf_paths, unflatten
+from .core.pytree import TreeDef, flatten, leaf_paths, unflatten
 from .core.types import SHORT_NAMES, Aval
 from .passes import simplify
 from .tracing import Tracer, eval_program, record_guard, trace_guarded
 from .tracing.concrete import convert
 
 _CACHES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_NO_KEYWORDS = flatten({})[1]
 
 # At most this many paths are kept per signature (the oldest is dropped): a loop whose trip count
 # depends on the data makes one path per count.
@@ -164,6 +165,8 @@ def _parameter_names(fn) -> list | None:
 def _static_parts(fn, num_args, kwargs, static_argnums, static_argnames) -> tuple[set, set]:
     """Static positions among the positional arguments and static keyword names: static_argnums
     and static_argnames name the same parameters whether they are passed by position or keyword."""
+    if not static_argnames and (static_argnums is None or static_argnums == ()):
+        return set(), set()  # the common case, kept cheap: this runs on every call
     if isinstance(static_argnames, str):
         static_argnames = (static_argnames,)
     names = set(static_argnames or ())
@@ -195,9 +198,13 @@ class _Call:
 
     def __init__(self, fn, args, kwargs, static_argnums=(), static_argnames=()):
         static_positions, static_names = _static_parts(fn, len(args), kwargs, static_argnums, static_argnames)
-        traced_kwargs, static_kwargs = split_keywords(fn, kwargs, static_names)
+        traced_kwargs, static_kwargs = split_keywords(fn, kwargs, static_names) if kwargs else ({}, {})
         positional = [None if i in static_positions else a for i, a in enumerate(args)]
-        self.leaves, self.in_tree = flatten((positional, traced_kwargs))
+        if traced_kwargs:
+            self.leaves, self.in_tree = flatten((positional, traced_kwargs))
+        else:  # the common case, without building the empty dict's node on every call
+            self.leaves, positional_tree = flatten(positional)
+            self.in_tree = TreeDef("tuple", (positional_tree, _NO_KEYWORDS))
         self.static_positions = static_positions
         self.avals = [_aval(leaf, fn, self.in_tree, i) for i, leaf in enumerate(self.leaves)]
         static = tuple((i, type(args[i]), args[i]) for i in sorted(static_positions))
@@ -207,14 +214,14 @@ class _Call:
         except TypeError:
             raise ArgumentError(_unhashable(fn, args, static_positions, static_kwargs)) from None
         self.static_key = static
+        self._call = (fn, args, static_kwargs)
 
-        def flat_fn(*flat):
-            rebuilt, keywords = unflatten(self.in_tree, flat)
-            full = [args[i] if i in static_positions else rebuilt[i] for i in range(len(args))]
-            return fn(*full, **keywords, **static_kwargs)
-
-        flat_fn.__name__ = name_of(fn)
-        self.flat_fn = flat_fn
+    def flat_fn(self, *flat):
+        """fn called on the dynamic leaves `flat`, with the static values in place (what is traced)."""
+        fn, args, static_kwargs = self._call
+        rebuilt, keywords = unflatten(self.in_tree, flat)
+        full = [args[i] if i in self.static_positions else rebuilt[i] for i in range(len(args))]
+        return fn(*full, **keywords, **static_kwargs)
 
     @property
     def num_positional_leaves(self) -> int:

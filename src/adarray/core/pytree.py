@@ -87,12 +87,12 @@ def _flatten(tree, leaves, is_leaf) -> TreeDef:
         return NONE
     kind = type(tree)
     if kind is tuple:
-        return TreeDef("tuple", tuple(_flatten(t, leaves, is_leaf) for t in tree))
+        return TreeDef("tuple", tuple([_flatten(t, leaves, is_leaf) for t in tree]))
     if kind is list:
-        return TreeDef("list", tuple(_flatten(t, leaves, is_leaf) for t in tree))
+        return TreeDef("list", tuple([_flatten(t, leaves, is_leaf) for t in tree]))
     if kind is dict:
         keys = _sorted_keys(tree)
-        return TreeDef("dict", tuple(_flatten(tree[k], leaves, is_leaf) for k in keys), keys)
+        return TreeDef("dict", tuple([_flatten(tree[k], leaves, is_leaf) for k in keys]), keys)
     node = _NODES.get(kind)
     if node is not None:
         children, aux = node[0](tree)
