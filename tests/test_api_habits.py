@@ -272,6 +272,15 @@ def _body(i, carry):
     return carry * 2.0
 
 
+def _custom_vjp_fwd(fwd):
+    @ad.custom_vjp
+    def f(x, y):
+        return x * y
+
+    f.defvjp(fwd, lambda r, g: (g, g))
+    return ad.grad(f)(1.0, 2.0)
+
+
 WRONG_CALLS = {
     "string input to grad": lambda: ad.grad(lambda s: s)(np.array(["a", "b"])),
     "object input to jit": lambda: ad.jit(lambda x, o: x)(1.0, np.array([object()])),
@@ -322,6 +331,16 @@ WRONG_CALLS = {
     "if on a traced array under grad": lambda: ad.grad(lambda x: anp.sum(x) if x > 0 else 0.0)(X),
     "parse of garbage": lambda: ad.parse_program("{ lambda ."),
     "parse of an ill-typed program": lambda: ad.parse_program(ILL_TYPED),
+    "cond with a tuple predicate": lambda: ad.cond((True, False), lambda x: x, lambda x: x, 1.0),
+    "checkpoint of a non-function": lambda: ad.checkpoint(3)(1.0),
+    "fold with an array for reverse": lambda: ad.fold(lambda c, x: (c, x), 0.0, np.ones(3), reverse=np.ones(2)),
+    "fold with a 0-d xs": lambda: ad.fold(lambda c, x: (c, x), 0.0, 1.0),
+    "fold with xs and a different length": lambda: ad.fold(lambda c, x: (c, x), 0.0, np.ones(3), length=4),
+    "while_loop predicate returning a pair": lambda: ad.while_loop(lambda x: (x < 1.0, x < 2.0), lambda x: x, 0.0),
+    "fori_loop with None as a bound": lambda: ad.fori_loop(0, None, _body, 0.0),
+    "linearize f_jvp with a wrong tangent": lambda: ad.linearize(anp.sin, X)[1](np.ones(2)),
+    "custom_vjp fwd not returning a pair": lambda: _custom_vjp_fwd(lambda x, y: x),
+    "dict keys that do not sort": lambda: ad.grad(lambda d: d[1] * 1.0)({1: 1.0, "a": 2.0}),
     "tree_unflatten of a non-treedef": lambda: ad.tree_util.tree_unflatten((1, 2), [1.0]),
     "tree_map of mismatched trees": lambda: ad.tree_util.tree_map(lambda a, b: a, (1.0, 2.0), [1.0, 2.0]),
 }

@@ -24,7 +24,7 @@ from .api import (
     grad,
     jvp,
 )
-from .core.errors import NonDifferentiableError
+from .core.errors import ArgumentError, NonDifferentiableError
 from .core.ir import Program
 from .core.pytree import flatten, unflatten
 from .core.types import is_float
@@ -173,7 +173,15 @@ def linearize(fn, *primals, **kwargs):
     outputs, tangents_of = _run_split(staged, call.leaves)
 
     def f_jvp(*tangents):
-        tangent_leaves = flatten(tuple(tangents))[0]
+        tangent_leaves, tangent_tree = flatten(tuple(tangents))
+        primal_leaves, primal_tree = flatten(tuple(primals))
+        if tangent_tree != primal_tree:
+            raise ArgumentError(f"linearize of '{_name(fn)}': f_jvp takes tangents structured like the primals "
+                                f"{primal_tree}, got {tangent_tree}")
+        for primal, tangent in zip(primal_leaves, tangent_leaves):
+            if np.shape(primal) != np.shape(tangent):
+                raise ArgumentError(f"linearize of '{_name(fn)}': a tangent of shape {np.shape(tangent)} for a primal "
+                                    f"of shape {np.shape(primal)}")
         return unflatten(staged.out_tree, tangents_of([t for t, w in zip(tangent_leaves, staged.wrt) if w]))
 
     return unflatten(staged.out_tree, outputs), f_jvp

@@ -153,7 +153,10 @@ def cond(pred, true_fn, false_fn, *operands):
 
     >>> cond(x > 0, lambda x: x * 2, lambda x: -x, x)  # doctest: +SKIP
     """
-    (pred_aval,) = operand_avals("cond", "the predicate", pred)
+    pred_avals = operand_avals("cond", "the predicate", pred)
+    if len(pred_avals) != 1 or isinstance(pred, (tuple, list, dict)):
+        raise ArgumentError(f"cond: the predicate must be one boolean scalar, got a {type(pred).__name__}")
+    (pred_aval,) = pred_avals
     if pred_aval.shape != ():
         raise ShapeError(f"cond: the predicate must be a scalar, got {pred_aval}; use anp.where for arrays")
     if pred_aval.dtype.kind not in "biu":

@@ -345,6 +345,8 @@ def checkpoint(fun):
 
     >>> layer = checkpoint(lambda x: anp.tanh(x @ w))  # doctest: +SKIP
     """
+    _require_callable("checkpoint", fun, "the function")
+
     @functools.wraps(fun)
     def wrapped(*args):
         leaves, tree = flatten(list(args))

@@ -275,6 +275,8 @@ def fold(f, init, xs=None, length=None, reverse=False, checkpoint="all"):
     >>> fold(lambda c, x: (c + x, c * x), 0.0, anp.arange(5.0))  # doctest: +SKIP
     """
     require_function("fold", f, "f")
+    if not isinstance(reverse, (bool, int, np.bool_, np.integer)):
+        raise ArgumentError(f"fold: reverse must be True or False, got a {type(reverse).__name__}")
     _policy_blocks(0, checkpoint)  # a bad policy is an error whatever the length
     carry_leaves, carry_tree = flatten(init)
     x_leaves, x_tree = flatten(xs)

@@ -138,9 +138,9 @@ def check_conversion(aval, conversion, what: str) -> None:
         )
     if conversion is float and is_float(aval.dtype):
         raise TracingError(
-            f"float() of a traced float value ({aval}) would make it a Python constant and silently "
-            "drop its derivative. Keep it an array (comparisons such as `if x > 0:` work under grad), "
-            "or pass it as a static argument (static_argnums, static_argnames or a non-array keyword)"
+            f"float() of a traced value ({aval}): the Python float would be a constant of the program, and "
+            "the derivative would silently be lost. Keep it an array (comparisons such as `if x > 0:` work "
+            "under grad), or pass it as a static argument (static_argnums, static_argnames or a non-array keyword)"
         )
     if conversion is operator.index and aval.dtype.kind not in "iu":
         raise TracingError(f"only integer arrays can be used as a Python index; this traced value is {aval}")

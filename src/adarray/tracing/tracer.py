@@ -241,6 +241,8 @@ class Tracer:
             f"jit or vmap, or in the body of a loop, branch or custom rule). {instead}"
         )
 
+    _concrete = _unknown  # the former name of _unknown (code written against it keeps working)
+
     def _resolve(self, conversion, what: str, instead: str):
         """`conversion` of the concrete value, recorded as a guard; an error when it is unknown."""
         trace = self.trace
@@ -249,10 +251,10 @@ class Tracer:
                 f"a traced value of '{trace.name}' escaped its trace and was used in Python control flow; "
                 "return it from the function instead of storing it"
             )
+        check_conversion(self.aval, conversion, what)
         value = trace.concrete_value(self.variable) if trace.knows_values else None
         if value is None:
             self._unknown(what, instead)
-        check_conversion(self.aval, conversion, what)
         result = convert(value, conversion)
         trace.add_guard(self.variable, conversion, result)
         _mark_dependents(trace)
