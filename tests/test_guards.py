@@ -298,3 +298,12 @@ def test_guards_at_the_same_values_give_the_same_gradient_as_numerics():
         gx, gy = ad.grad(f, argnums=(0, 1))(x, y)
         assert np.isclose(gx, central(lambda t, y=y: f(t, y), x), rtol=1e-6)
         assert np.isclose(gy, central(lambda t, x=x: f(x, t), y), rtol=1e-6)
+
+
+def test_a_guard_on_a_nan_value_is_reused_not_retraced():
+    # The guard program runs the traced equations as they are (no algebraic simplification such as
+    # x * 0 -> 0), so it sees the value Python saw, NaN included.
+    f = counting(lambda x: x * 2.0 if x * 0.0 == 0.0 else x * 3.0)
+    g = ad.grad(f)
+    assert g(np.nan) == 3.0 and g(np.inf) == 3.0 and g(1.0) == 2.0
+    assert f.traces == 2

@@ -28,7 +28,7 @@ from .core.errors import ArgumentError, Error
 from .core.ir import Program
 from .core.pytree import TreeDef, flatten, leaf_paths, unflatten
 from .core.types import SHORT_NAMES, Aval
-from .passes import simplify
+from .passes import eliminate_dead_code, simplify
 from .tracing import Tracer, eval_program, record_guard, trace_guarded
 from .tracing.concrete import convert
 
@@ -67,7 +67,9 @@ class _Guards:
     program's inputs, and per value the Python conversion applied and the result the trace saw."""
 
     def __init__(self, program: Program, checks):
-        self.program = simplify(program)
+        # Only dead code goes: the simplifier's algebra (x * 0 -> 0 even at NaN) could make a guard
+        # disagree with the value Python saw, and the program would then be traced on every call.
+        self.program = eliminate_dead_code(program)
         self.checks = checks
         used = {id(a) for eqn in self.program.eqns for a in eqn.inputs} | {id(a) for a in self.program.outputs}
         self._used = [id(var) in used for var in self.program.inputs]
