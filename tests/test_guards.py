@@ -307,3 +307,18 @@ def test_a_guard_on_a_nan_value_is_reused_not_retraced():
     g = ad.grad(f)
     assert g(np.nan) == 3.0 and g(np.inf) == 3.0 and g(1.0) == 2.0
     assert f.traces == 2
+
+
+def test_paths_per_signature_are_bounded():
+    from adarray import staging
+
+    def doublings(x):
+        while x < 1.0:   # one path per number of doublings
+            x = x * 2.0
+        return x
+
+    g = ad.grad(doublings)
+    for k in range(staging.MAX_PATHS + 6):
+        assert g(2.0 ** -k * 1.5) == 2.0 ** k
+    (entries,) = staging._CACHES[doublings].values()
+    assert len(entries) == staging.MAX_PATHS
