@@ -22,6 +22,7 @@ import numpy as np
 
 import adarray as ad
 import adarray.numpy as anp
+from adarray.cli import Progress
 from adarray.core.pytree import flatten
 from adarray.core.types import Aval
 from adarray.parallel.api import _trace_operator
@@ -179,16 +180,21 @@ def main(argv=None) -> int:
     print(f"# parallel building blocks: {size:,} elements (the general reduce_by_index rows: {general_size:,}, "
           f"marked n=...), NumPy backend, {os.cpu_count()} cores")
     print("| primitive | operator | rule | primal ms | gradient ms | gradient / primal |")
-    print("|---|---|---|---|---|---|")
-    for kind, name, rule, fn, arg in cases(size, bins_list, rng, general_size):
+    print("|---|---|---|---|---|---|", flush=True)
+    all_cases = cases(size, bins_list, rng, general_size)
+    progress = Progress(len(all_cases) + (0 if args.no_peers else 1), "adarray bench parallel")
+    for kind, name, rule, fn, arg in all_cases:
+        progress.start(f"{kind} {name} ({rule})")
         primal, gradient = ad.jit(fn), ad.jit(ad.grad(fn))
         t_primal, t_gradient = best_time(primal, arg), best_time(gradient, arg)
-        print(f"| {kind} | {name} | {rule} | {t_primal * 1e3:.2f} | {t_gradient * 1e3:.2f} | "
-              f"{t_gradient / t_primal:.1f}x |", flush=True)
+        progress.write(f"| {kind} | {name} | {rule} | {t_primal * 1e3:.2f} | {t_gradient * 1e3:.2f} | "
+                       f"{t_gradient / t_primal:.1f}x |")
     if not args.no_peers:
+        progress.start("JAX and PyTorch, when installed")
         for kind, name, tool, t_primal, t_gradient in peers(size, bins_list, rng):
-            print(f"| {kind} | {name} | {tool} | {t_primal * 1e3:.2f} | {t_gradient * 1e3:.2f} | "
-                  f"{t_gradient / t_primal:.1f}x |", flush=True)
+            progress.write(f"| {kind} | {name} | {tool} | {t_primal * 1e3:.2f} | {t_gradient * 1e3:.2f} | "
+                           f"{t_gradient / t_primal:.1f}x |")
+    progress.close()
     return 0
 
 

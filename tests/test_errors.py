@@ -36,11 +36,14 @@ def branchy(x):
     return -x
 
 
-def test_python_if_on_traced_value_says_what_to_use_instead():
+@pytest.mark.parametrize("transform", [ad.jit, ad.vmap])
+def test_python_if_on_traced_value_says_what_to_use_instead(transform):
+    # Under grad the same function works (tests/test_guards.py); under jit and vmap the value is unknown.
     with pytest.raises(ad.TracingError) as info:
-        ad.grad(branchy)(1.0)
+        transform(branchy)(np.ones(2) if transform is ad.vmap else 1.0)
     message = str(info.value)
     assert "where" in message and "ad.cond" in message and "'branchy'" in message
+    assert "guards=True" in message
 
 
 @pytest.mark.parametrize("convert", [float, int, bool])

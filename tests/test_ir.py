@@ -143,7 +143,8 @@ def test_string_params_read_back_as_strings(word):
     """A str param must not come back as None, a bool or a dtype because it looks like one."""
     x, y = Var(F64_3), Var(F64_3)
     program = Program((x,), (Eqn(REGISTRY["reduce"], (x,), {"op": word, "axes": (0,)}, (y,)),), (y,))
-    params = parse_program(format_program(program)).eqns[0].params
+    # Not a valid reduce (the op is not a monoid): read without verification.
+    params = parse_program(format_program(program), verify=False).eqns[0].params
     assert params["op"] == word and isinstance(params["op"], str)
 
 

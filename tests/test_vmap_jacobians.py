@@ -97,7 +97,7 @@ def test_hessian_and_hvp_match_finite_differences():
     np.testing.assert_allclose(hessian, numeric, rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(hessian, hessian.T, rtol=1e-12)
     v = rng.normal(size=4)
-    (hv,) = ad.hvp(f, (x,), (v,))
+    hv = ad.hvp(f, (x,), (v,))  # one argument: H v itself, not a 1-tuple
     np.testing.assert_allclose(hv, hessian @ v, rtol=1e-10)
     np.testing.assert_allclose(ad.jvp(ad.grad(f), (x,), (v,))[1], hessian @ v, rtol=1e-10)
 

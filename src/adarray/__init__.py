@@ -9,7 +9,10 @@
 Functions are traced into a small typed IR; every derivative is a program
 transformation; programs are simplified and run by the NumPy backend.
 """
-from . import numpy  # noqa: F401  (registers the array methods of tracers)
+from . import (
+    numpy,  # noqa: F401  (registers the array methods of tracers)
+    tree_util,  # noqa: F401  (pytrees for users: ad.tree_util.tree_map, register_dataclass, ...)
+)
 from . import primitives as _primitives  # noqa: F401  (registers every primitive)
 from .api import grad, jit, jvp, make_ir, value_and_grad, vjp
 from .backends import numpy_backend as _numpy_backend  # noqa: F401  (attaches the NumPy impls)
@@ -53,4 +56,5 @@ __all__ = [
     "ParseError", "Program", "ShapeError", "TracingError", "UnsupportedError", "VerifyError",
     "grad", "hessian", "hvp", "jacfwd", "jacrev", "jit", "jvp", "linearize", "make_ir", "parse_program",
     "stop_gradient", "value_and_grad", "vjp", "vmap", "kernel", "coarsen",
+    "tree_util",
 ]

@@ -1,202 +1,122 @@
 """The user-facing transformations: grad, value_and_grad, vjp, jvp, jit, make_ir.
 
-Each call flattens its arguments (pytrees of tuples, lists, dicts and None),
-traces the function once per input signature into a Program, transforms and
-simplifies it, and caches the compiled result per (function, signature, static
-arguments); later calls only execute. Called on traced values (inside another
-transformation), the cached program is inlined instead, so transformations
+Each call splits its arguments into traced leaves (pytrees of arrays) and static values,
+traces the function once per input signature into a Program, transforms and simplifies it, and
+caches the compiled result per (function, signature, static values); later calls only execute
+(staging.py). The derivatives trace with the call's concrete values, so Python control flow on
+traced values works there, one trace per path (tracing/concrete.py). Called on traced values
+(inside another transformation), the cached program is inlined instead, so transformations
 compose to any order: grad(grad(grad(f))).
 """
 from __future__ import annotations
 
 import functools
-import operator
-import weakref
 
 import numpy as np
 
-from .backends.numpy_backend import compile_program
 from .core.errors import ArgumentError, NonDifferentiableError
 from .core.ir import Program
 from .core.pytree import flatten, unflatten
-from .core.types import Aval, is_float
+from .core.types import is_float
 from .passes import simplify
-from .tracing import Tracer, eval_program, trace_program
+from .staging import _Staged, _static_parts, is_single, name_of, normalize_argnums, stage
 from .transforms.jvp import jvp_program
 from .transforms.partial_eval import split_program
 from .transforms.vjp import vjp_program
 
-_CACHES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-class _Staged:
-    """A traced, transformed, simplified and compiled program with its pytree metadata."""
-
-    def __init__(self, program: Program, out_tree, closure):
-        self.program = simplify(program)
-        self.out_tree = out_tree
-        self.closure = closure
-        self._compiled = None
-
-    def __call__(self, leaves, extra=()):
-        """Run on the argument leaves (then the closure, then `extra` inputs)."""
-        return self.run(list(leaves) + list(self.closure) + list(extra))
-
-    def run(self, args):
-        if any(isinstance(a, Tracer) for a in args):
-            return eval_program(self.program, args)  # inside another trace: inline
-        if self._compiled is None:
-            self._compiled = compile_program(self.program)
-        return self._compiled(*[np.asarray(a) for a in args])
-
-
-def _name(fn) -> str:
-    return getattr(fn, "__name__", type(fn).__name__)
-
-
-def _aval(value, where: str) -> Aval:
-    if isinstance(value, Tracer):
-        return value.aval
-    if isinstance(value, (np.ndarray, np.generic, bool, int, float)):
-        array = np.asarray(value)
-        return Aval(array.shape, np.float64 if isinstance(value, float) else array.dtype)
-    raise ArgumentError(
-        f"{where} is a {type(value).__name__}, not an array; pass it as a static argument "
-        "(static_argnums) or close over it"
-    )
-
-
-def _is_single(argnums) -> bool:
-    """argnums=1 gives one result; argnums=(1,) or [0, 1] a tuple of them."""
-    return not isinstance(argnums, (tuple, list))
-
-
-def _normalize_argnums(argnums, num_args: int, fn, what: str = "argnums") -> tuple[int, ...]:
-    """argnums (an int or a tuple of ints, negative from the end) as indices in range.
-
-    For derivatives (`what` = "argnums") each argument may appear once: JAX rejects repeats too
-    (with a TypeError from deep inside), and a repeat would ask for one gradient twice.
-    """
-    try:
-        nums = (operator.index(argnums),) if _is_single(argnums) else tuple(operator.index(n) for n in argnums)
-    except TypeError:
-        raise ArgumentError(f"{what} of '{_name(fn)}' must be an int or a tuple of ints, got {argnums!r}") from None
-    for n in nums:
-        if not -num_args <= n < num_args:
-            raise ArgumentError(
-                f"{what} {argnums!r} is out of range for '{_name(fn)}' called with {num_args} "
-                "positional arguments"
-            )
-    normalized = tuple(n % num_args for n in nums)
-    if what == "argnums" and len(set(normalized)) != len(normalized):
-        raise ArgumentError(
-            f"argnums {argnums!r} of '{_name(fn)}' name the same argument more than once; "
-            "list each argument once"
-        )
-    return normalized
-
-
-def _stage(fn, kind, args, static_argnums, build):
-    """Trace `fn` at `args`' signature and build (with `build`) a staged program, cached."""
-    static = set(_normalize_argnums(static_argnums, len(args), fn, "static_argnums")) if static_argnums else set()
-    dynamic = [a for i, a in enumerate(args) if i not in static]
-    leaves, in_tree = flatten(dynamic)
-    avals = [_aval(leaf, f"an argument of '{_name(fn)}'") for leaf in leaves]
-    static_values = tuple((i, args[i]) for i in sorted(static))
-    key = (kind, in_tree, tuple(avals), static_values)
-    try:
-        cache = _CACHES.setdefault(fn, {})
-    except TypeError:  # not weak-referenceable: no caching
-        cache = {}
-    try:
-        hit = cache.get(key)
-    except TypeError as error:
-        raise ArgumentError(f"static arguments of '{_name(fn)}' must be hashable: {error}") from None
-    if hit is not None:
-        return hit, leaves
-
-    def flat_fn(*flat):
-        rebuilt = iter(unflatten(in_tree, flat))
-        full = [args[i] if i in static else next(rebuilt) for i in range(len(args))]
-        return fn(*full)
-
-    flat_fn.__name__ = _name(fn)
-    program, out_tree, closure = trace_program(flat_fn, avals, _name(fn))
-    staged = build(program, out_tree, closure, in_tree, len(leaves))
-    if not staged.closure:
-        cache[key] = staged
-    return staged, leaves
+_name, _is_single, _normalize_argnums = name_of, is_single, normalize_argnums
 
 
 def _leaf_ranges(in_tree):
-    """For each positional argument, the range of its leaves in the flat list."""
+    """For each positional argument, the range of its leaves in the flat list (static ones: empty)."""
     ranges, start = [], 0
-    for child in in_tree.children:
+    for child in in_tree.children[0].children:
         ranges.append(range(start, start + child.num_leaves))
         start += child.num_leaves
     return ranges
 
 
-def jit(fn=None, *, static_argnums=()):
-    """Stage `fn` once per input signature, then only execute.
-
-    >>> fast = jit(lambda x: anp.sin(x) * x)  # doctest: +SKIP
-    """
-    if fn is None:
-        return functools.partial(jit, static_argnums=static_argnums)
-
-    def build(program, out_tree, closure, in_tree, num_leaves):
-        return _Staged(program, out_tree, closure)
-
-    @functools.wraps(fn)
-    def jitted(*args):
-        staged, leaves = _stage(fn, ("jit",), args, static_argnums, build)
-        return unflatten(staged.out_tree, staged(leaves))
-
-    return jitted
-
-
-def _wrt(argnums, in_tree, num_leaves):
+def _wrt(argnums, call):
     """One flag per argument leaf: is it differentiated?"""
-    ranges = _leaf_ranges(in_tree)
-    wrt = [False] * num_leaves
+    ranges = _leaf_ranges(call.in_tree)
+    wrt = [False] * len(call.leaves)
     for n in argnums:
         for i in ranges[n]:
             wrt[i] = True
     return wrt
 
 
-def value_and_grad(fn, argnums=0, has_aux=False):
-    """Return a function computing (fn(*args), gradient w.r.t. args[argnums]).
+def _derivative_argnums(fn, argnums, args, kwargs, static_argnums, static_argnames):
+    """argnums normalized, refusing an argument that is also static."""
+    nums = normalize_argnums(argnums, len(args), fn)
+    if not static_argnums and not static_argnames:
+        return nums
+    static, _ = _static_parts(fn, len(args), kwargs, static_argnums, static_argnames)
+    both = sorted(set(nums) & static)
+    if both:
+        raise ArgumentError(f"argument {both[0]} of '{name_of(fn)}' is both differentiated (argnums) and static "
+                            "(static_argnums / static_argnames)")
+    return nums
 
-    fn must return a scalar (or (scalar, aux) with has_aux=True). The gradient
-    has the pytree structure of the differentiated arguments.
+
+def jit(fn=None, *, static_argnums=(), static_argnames=(), guards=False):
+    """Stage `fn` once per input signature (and static values), then only execute.
+
+    With guards=True the trace knows the arguments' values, so Python control flow on traced
+    values works as under grad: one program per path taken, chosen by its guards on each call.
+
+    >>> fast = jit(lambda x: anp.sin(x) * x)  # doctest: +SKIP
+    """
+    if fn is None:
+        return functools.partial(jit, static_argnums=static_argnums, static_argnames=static_argnames, guards=guards)
+
+    def build(program, out_tree, closure, call):
+        return _Staged(program, out_tree, closure)
+
+    @functools.wraps(fn)
+    def jitted(*args, **kwargs):
+        staged, call = stage(fn, ("jit",), args, kwargs, build, static_argnums=static_argnums,
+                             static_argnames=static_argnames, guarded=guards)
+        return unflatten(staged.out_tree, staged(call.leaves))
+
+    return jitted
+
+
+def value_and_grad(fn, argnums=0, has_aux=False, *, static_argnums=(), static_argnames=()):
+    """Return a function computing (fn(*args, **kwargs), gradient w.r.t. args[argnums]).
+
+    fn must return a scalar or an array of one element (or (value, aux) with has_aux=True). The
+    gradient has the pytree structure of the differentiated arguments. Keyword arguments pass
+    through to fn and are not differentiated.
 
     >>> value_and_grad(lambda x: anp.sum(x ** 2))(np.ones(3))  # doctest: +SKIP
     (3.0, array([2., 2., 2.]))
     """
-    return _gradient_function(fn, argnums, has_aux, with_value=True)
+    return _gradient_function(fn, argnums, has_aux, True, static_argnums, static_argnames)
 
 
-def grad(fn, argnums=0, has_aux=False):
+def grad(fn, argnums=0, has_aux=False, *, static_argnums=(), static_argnames=()):
     """The gradient of a scalar function: grad(f)(x) has the structure of x.
+
+    Python control flow on traced values (`if x > 0:`, `while abs(term) > tol:`) works: each path
+    taken is traced once and reused while its branch decisions hold.
 
     >>> grad(lambda x: anp.sum(x * x))(np.array([1.0, 2.0]))  # doctest: +SKIP
     array([2., 4.])
     """
-    return _gradient_function(fn, argnums, has_aux, with_value=False)
+    return _gradient_function(fn, argnums, has_aux, False, static_argnums, static_argnames)
 
 
-def _gradient_function(fn, argnums, has_aux, with_value):
+def _gradient_function(fn, argnums, has_aux, with_value, static_argnums, static_argnames):
     @functools.wraps(fn)
-    def gradient(*args):
-        nums = _normalize_argnums(argnums, len(args), fn)
+    def gradient(*args, **kwargs):
+        nums = _derivative_argnums(fn, argnums, args, kwargs, static_argnums, static_argnames)
 
-        def build(program, out_tree, closure, in_tree, num_leaves):
-            wrt = _wrt(nums, in_tree, num_leaves)
+        def build(program, out_tree, closure, call):
+            wrt = _wrt(nums, call)
             _check_differentiable(fn, args, nums, program, wrt)
             value_leaves = _check_scalar_output(fn, program, out_tree, has_aux)
-            seeds = [np.ones((), a.dtype) if i == 0 else None for i, a in enumerate(program.out_avals)]
+            seeds = [np.ones(a.shape, a.dtype) if i == 0 else None for i, a in enumerate(program.out_avals)]
             joint = vjp_program(program, wrt + [False] * len(closure), seeds)
             n_out = len(program.outputs)
             keep = ([0] if with_value else []) + list(range(1, value_leaves)) + list(
@@ -205,8 +125,9 @@ def _gradient_function(fn, argnums, has_aux, with_value):
             pruned = Program(joint.inputs, joint.eqns, tuple(joint.outputs[i] for i in keep))
             return _Staged(pruned, out_tree, closure)
 
-        staged, leaves = _stage(fn, ("grad", nums, has_aux, with_value), args, (), build)
-        flat = staged(leaves)
+        staged, call = stage(fn, ("grad", nums, has_aux, with_value), args, kwargs, build,
+                             static_argnums=static_argnums, static_argnames=static_argnames, guarded=True)
+        flat = staged(call.leaves)
         n_value = int(with_value)
         n_aux = staged.out_tree.num_leaves - 1 if has_aux else 0
         aux = unflatten(staged.out_tree.children[1], flat[n_value: n_value + n_aux]) if has_aux else None
@@ -241,18 +162,25 @@ def _check_differentiable(fn, args, nums, program, wrt):
             )
 
 
+def _is_pair(tree) -> bool:
+    return tree.kind in ("tuple", "list", "namedtuple") and len(tree.children) == 2
+
+
 def _check_scalar_output(fn, program, out_tree, has_aux) -> int:
-    """Validate the output structure; return how many leaves the value part has (1)."""
+    """Validate the output structure; return how many leaves the value part has (1).
+
+    The value may have any shape with exactly one element ((), (1,), (1, 1)), as in autograd and
+    PyTorch; its gradient is seeded with ones of that shape."""
     if has_aux:
-        if out_tree.kind not in ("tuple", "list") or len(out_tree.children) != 2:
+        if not _is_pair(out_tree):
             raise ArgumentError(f"'{_name(fn)}' was given has_aux=True but does not return a pair (value, aux)")
         value_tree = out_tree.children[0]
     else:
         value_tree = out_tree
-    if value_tree.kind != "leaf" or program.out_avals[0].shape != ():
+    if value_tree.kind != "leaf" or program.out_avals[0].size != 1:
         shape = program.out_avals[0].shape if value_tree.kind == "leaf" else value_tree
         raise ArgumentError(
-            f"grad needs '{_name(fn)}' to return a scalar, but it returned {shape}; "
+            f"grad needs '{_name(fn)}' to return a scalar (or an array of one element), but it returned {shape}; "
             "use vjp or jacrev for non-scalar outputs, or reduce it (e.g. anp.sum)"
         )
     if not is_float(program.out_avals[0].dtype):
@@ -293,26 +221,38 @@ def _run_split(staged: _Staged, leaves):
     return outputs, later
 
 
-def vjp(fn, *primals, has_aux=False):
+def _positional_wrt(program, closure, call):
+    """Differentiate every float leaf of the positional arguments (not keywords, not the closure)."""
+    n = call.num_positional_leaves
+    return [is_float(v.aval.dtype) and i < n for i, v in enumerate(program.inputs[:len(call.leaves)])] + [
+        False] * len(closure)
+
+
+def _leaf_is_float(leaf) -> bool:
+    return is_float(leaf.dtype if hasattr(leaf, "aval") else np.result_type(leaf))
+
+
+def vjp(fn, *primals, has_aux=False, **kwargs):
     """Run fn forward once and return (outputs, pullback); pullback(cotangents) gives one
-    cotangent per primal (zeros for integer leaves).
+    cotangent per primal (zeros for integer leaves). Keyword arguments pass through to fn and are
+    not differentiated.
 
     >>> out, pullback = vjp(lambda x: anp.sin(x), np.ones(3))  # doctest: +SKIP
     >>> (dx,) = pullback(np.ones(3))  # doctest: +SKIP
     """
-    def build(program, out_tree, closure, in_tree, num_leaves):
-        wrt = [is_float(v.aval.dtype) for v in program.inputs[:num_leaves]] + [False] * len(closure)
+    def build(program, out_tree, closure, call):
+        wrt = _positional_wrt(program, closure, call)
         staged = _split_staged(vjp_program(program, wrt), len(program.inputs), len(program.outputs), out_tree,
                                closure)
         staged.out_avals = program.out_avals
         return staged
 
-    staged, leaves = _stage(fn, ("vjp",), primals, (), build)
-    outputs, backward = _run_split(staged, leaves)
+    staged, call = stage(fn, ("vjp",), primals, kwargs, build, guarded=True)
+    outputs, backward = _run_split(staged, call.leaves)
+    if has_aux and not _is_pair(staged.out_tree):
+        raise ArgumentError(f"'{_name(fn)}' was given has_aux=True but does not return a pair (value, aux)")
     value_tree = staged.out_tree.children[0] if has_aux else staged.out_tree
     n_value = value_tree.num_leaves
-    if has_aux and (staged.out_tree.kind not in ("tuple", "list") or len(staged.out_tree.children) != 2):
-        raise ArgumentError(f"'{_name(fn)}' was given has_aux=True but does not return a pair (value, aux)")
 
     def pullback(cotangents):
         ct_leaves, ct_tree = flatten(cotangents)
@@ -332,7 +272,7 @@ def vjp(fn, *primals, has_aux=False):
         for primal in primals:
             primal_leaves, tree = flatten(primal)
             results.append(unflatten(tree, [
-                next(flat) if is_float(_aval(leaf, "a primal").dtype) else np.zeros_like(leaf)
+                next(flat) if _leaf_is_float(leaf) else np.zeros(np.shape(leaf), np.result_type(leaf))
                 for leaf in primal_leaves
             ]))
         return tuple(results)
@@ -343,47 +283,63 @@ def vjp(fn, *primals, has_aux=False):
     return value, pullback
 
 
+def check_tuples(what: str, fn, primals, tangents) -> tuple[tuple, tuple]:
+    """jvp and hvp take one tuple (or list) of primals and one of tangents, as in JAX."""
+    for name, value in (("primals", primals), ("tangents", tangents)):
+        if not isinstance(value, (tuple, list)):
+            raise ArgumentError(
+                f"{what} of '{_name(fn)}': {name} must be a tuple (or list) with one entry per argument of the "
+                f"function, e.g. {what}(f, (x,), (t,)), got a {type(value).__name__}"
+            )
+    if len(primals) != len(tangents):
+        raise ArgumentError(f"{what} of '{_name(fn)}': {len(primals)} primals but {len(tangents)} tangents")
+    return tuple(primals), tuple(tangents)
+
+
 def jvp(fn, primals, tangents):
-    """Forward mode: (fn(*primals), J @ tangents).
+    """Forward mode: (fn(*primals), J @ tangents). primals and tangents are tuples, as in JAX (for
+    keyword arguments, use functools.partial).
 
     >>> jvp(anp.sin, (np.zeros(2),), (np.ones(2),))  # doctest: +SKIP
     (array([0., 0.]), array([1., 1.]))
     """
-    primals, tangents = tuple(primals), tuple(tangents)
+    primals, tangents = check_tuples("jvp", fn, primals, tangents)
     if flatten(primals)[1] != flatten(tangents)[1]:
         raise ArgumentError(f"jvp of '{_name(fn)}': tangents must have the structure of the primals")
 
-    def build(program, out_tree, closure, in_tree, num_leaves):
-        wrt = [is_float(v.aval.dtype) for v in program.inputs[:num_leaves]]
+    def build(program, out_tree, closure, call):
+        wrt = [is_float(v.aval.dtype) for v in program.inputs[:len(call.leaves)]]
         staged = _Staged(jvp_program(program, wrt + [False] * len(closure)), out_tree, closure)
         staged.wrt = wrt
         return staged
 
-    staged, leaves = _stage(fn, ("jvp",), primals, (), build)
+    staged, call = stage(fn, ("jvp",), primals, {}, build, guarded=True)
     tangent_leaves = flatten(tangents)[0]
-    for primal, tangent in zip(leaves, tangent_leaves):
+    for primal, tangent in zip(call.leaves, tangent_leaves):
         if tuple(np.shape(primal)) != tuple(np.shape(tangent)):
             raise ArgumentError(
                 f"jvp of '{_name(fn)}': a tangent of shape {np.shape(tangent)} for a primal of shape "
                 f"{np.shape(primal)}"
             )
-    flat = staged(leaves, [t for t, w in zip(tangent_leaves, staged.wrt) if w])
+    flat = staged(call.leaves, [t for t, w in zip(tangent_leaves, staged.wrt) if w])
     n = staged.out_tree.num_leaves
     return unflatten(staged.out_tree, flat[:n]), unflatten(staged.out_tree, flat[n:])
 
 
-def make_ir(fn, static_argnums=()):
-    """Return a function that traces fn(*args) and returns its simplified Program (prints as text).
+def make_ir(fn, static_argnums=(), *, static_argnames=(), guards=False):
+    """Return a function that traces fn(*args, **kwargs) and returns its simplified Program
+    (prints as text). With guards=True, Python control flow on traced values follows the path
+    the given arguments take.
 
     >>> print(make_ir(grad(lambda x: anp.sum(x * x)))(np.ones(3)))  # doctest: +SKIP
     """
     @functools.wraps(fn)
-    def make(*args):
-        def build(program, out_tree, closure, in_tree, num_leaves):
+    def make(*args, **kwargs):
+        def build(program, out_tree, closure, call):
             return _Staged(program, out_tree, closure)
 
-        staged, _ = _stage(fn, ("make_ir",), args, static_argnums, build)
+        staged, _ = stage(fn, ("make_ir",), args, kwargs, build, static_argnums=static_argnums,
+                          static_argnames=static_argnames, guarded=guards)
         return staged.program
 
     return make
-

@@ -9,11 +9,11 @@ import functools
 
 import numpy as np
 
-from .api import _name, _stage, _Staged
 from .core.errors import ArgumentError
 from .core.pytree import TreeDef, flatten, unflatten
 from .numpy import broadcast_to, expand_dims, moveaxis
 from .numpy._core import shape
+from .staging import _Staged, name_of, split_keywords, stage
 from .tracing import Tracer
 from .transforms.vmap import vmap_program
 
@@ -22,7 +22,8 @@ def flat_axes(axes, tree: TreeDef, what: str) -> list:
     """Broadcast an axis spec (int, None, or a pytree prefix of `tree`) to one entry per leaf."""
     if axes is None or isinstance(axes, int):
         return [axes] * tree.num_leaves
-    if tree.kind in ("tuple", "list") and isinstance(axes, (tuple, list)) and len(axes) == len(tree.children):
+    if tree.kind in ("tuple", "list", "namedtuple") and isinstance(axes, (tuple, list)) and len(axes) == len(
+            tree.children):
         return [a for sub, child in zip(axes, tree.children) for a in flat_axes(sub, child, what)]
     if tree.kind == "dict" and isinstance(axes, dict) and sorted(axes) == list(tree.keys):
         return [a for key, child in zip(tree.keys, tree.children) for a in flat_axes(axes[key], child, what)]
@@ -32,17 +33,24 @@ def flat_axes(axes, tree: TreeDef, what: str) -> list:
 def vmap(fn, in_axes=0, out_axes=0):
     """Map `fn` over axis `in_axes` of its arguments, stacking results along `out_axes`.
 
+    Keyword arguments that are arrays are mapped over their leading axis, as in JAX; other
+    keyword values (numbers, strings, ...) are static and passed unchanged.
+
     >>> vmap(lambda x, w: x @ w, in_axes=(0, None))(xs, w)  # doctest: +SKIP
     """
+    _name = name_of
+
     @functools.wraps(fn)
-    def batched(*args):
-        leaves, in_tree = flatten(list(args))
+    def batched(*args, **kwargs):
+        traced_kwargs, static_kwargs = split_keywords(fn, kwargs)
+        leaves, in_tree = flatten((list(args), traced_kwargs))
+        positional_tree, keyword_tree = in_tree.children
         axes_spec = list(in_axes) if isinstance(in_axes, tuple) else in_axes
         if isinstance(axes_spec, list) and len(axes_spec) != len(args):
             raise ArgumentError(
                 f"vmap of '{_name(fn)}': in_axes has {len(axes_spec)} entries for {len(args)} arguments"
             )
-        axes = flat_axes(axes_spec, in_tree, "in_axes")
+        axes = flat_axes(axes_spec, positional_tree, "in_axes") + [0] * keyword_tree.num_leaves
         sizes = set()
         moved = []
         for leaf, axis in zip(leaves, axes):
@@ -62,13 +70,14 @@ def vmap(fn, in_axes=0, out_axes=0):
         flags = [axis is not None for axis in axes]
         examples = [_example(leaf, flag) for leaf, flag in zip(moved, flags)]
 
-        def build(program, out_tree, closure, tree, num_leaves):
+        def build(program, out_tree, closure, call):
             new_program, out_batched = vmap_program(program, flags + [False] * len(closure), size)
             staged = _Staged(new_program, out_tree, closure)
             staged.out_batched = out_batched
             return staged
 
-        staged, _ = _stage(fn, ("vmap", tuple(flags), size), unflatten(in_tree, examples), (), build)
+        example_args, example_kwargs = unflatten(in_tree, examples)
+        staged, _ = stage(fn, ("vmap", tuple(flags), size), example_args, {**example_kwargs, **static_kwargs}, build)
         outputs = staged(moved)
         out_axes_flat = flat_axes(out_axes, staged.out_tree, "out_axes")
         results = []

@@ -3,7 +3,7 @@
     adarray demo                                   fit a small MLP, print the gradient IR, check it
     adarray ir model.py:loss --shapes "f64[3,4],f64[4]"   print a function's IR and its gradient's
     adarray check                                  gradients of built-in functions vs finite differences
-    adarray bench adbench|parallel|mixed [...]     benchmarks from the repository's benchmarks/ folder
+    adarray bench adbench|parallel|mixed|overhead [...]   benchmarks from the repository's benchmarks/ folder
 
 `main(argv)` returns the exit code: 0 on success, 1 when a check fails or the
 traced function raises, 2 for a bad command line (unknown file or function,
@@ -312,13 +312,72 @@ def cmd_check(args) -> int:
 
 # --- adarray bench ------------------------------------------------------------------------------
 
-# benchmark name -> (module under benchmarks/, its file); each module has main(argv) -> exit status
+# benchmark name -> (module under benchmarks/, its file, what it measures); each module has main(argv) -> exit status
 BENCHMARKS = {
-    "adbench": ("benchmarks.adbench.run", "adbench/run.py"),
-    "parallel": ("benchmarks.parallel_primitives", "parallel_primitives.py"),
-    "mixed": ("benchmarks.mixed_mode", "mixed_mode.py"),
-    "overhead": ("benchmarks.overhead", "overhead.py"),
+    "adbench": ("benchmarks.adbench.run", "adbench/run.py",
+                "ADBench GMM, BA, hand and LSTM against the installed peers (JAX, PyTorch, autograd)"),
+    "parallel": ("benchmarks.parallel_primitives", "parallel_primitives.py",
+                 "reduce, scan and reduce_by_index: gradient / primal, specialised vs general rules"),
+    "mixed": ("benchmarks.mixed_mode", "mixed_mode.py",
+              "HM-LSTM cell: mixed mode (NumPy, Numba) vs reverse mode over where"),
+    "overhead": ("benchmarks.overhead", "overhead.py",
+                 "per-call cost of cached ad.jit / ad.grad against NumPy written by hand"),
 }
+
+
+def _bench_list(indent: str = "  ") -> str:
+    width = max(map(len, BENCHMARKS))
+    return "\n".join(f"{indent}{name:<{width}}  {entry[2]}" for name, entry in BENCHMARKS.items())
+
+
+class Progress:
+    """Progress of a benchmark's cases, on stderr so that the result table on stdout stays clean.
+
+    A tqdm bar when tqdm is installed (it comes with the `bench` extra) and stderr is a terminal;
+    otherwise one plain line per case. Table rows go through `write`, so a bar never cuts a row.
+
+    >>> progress = Progress(2, "demo")  # doctest: +SKIP
+    >>> progress.start("case 1"); progress.write("| row |"); progress.close()  # doctest: +SKIP
+    """
+
+    def __init__(self, total: int, description: str, stream=None):
+        self.total, self.description, self.done = total, description, 0
+        self.stream = stream or sys.stderr
+        self.bar = None
+        self.begun = time.perf_counter()
+        if hasattr(self.stream, "isatty") and self.stream.isatty():
+            try:
+                from tqdm import tqdm
+            except ImportError:
+                tqdm = None
+            if tqdm is not None:
+                self.bar = tqdm(total=total, desc=description, file=self.stream, leave=False, dynamic_ncols=True)
+
+    def start(self, label: str) -> None:
+        """A case begins (the previous one, if any, is done)."""
+        if self.bar is not None:
+            if self.done:
+                self.bar.update(1)
+            self.bar.set_postfix_str(label)
+        else:
+            elapsed = time.perf_counter() - self.begun
+            print(f"{self.description}: [{self.done + 1}/{self.total}] {label} ({elapsed:.0f} s so far)",
+                  file=self.stream, flush=True)
+        self.done += 1
+
+    def write(self, line: str) -> None:
+        if self.bar is not None:
+            self.bar.write(line, file=sys.stdout)
+        else:
+            print(line, flush=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.update(1)
+            self.bar.close()
+        else:
+            print(f"{self.description}: done in {time.perf_counter() - self.begun:.0f} s", file=self.stream,
+                  flush=True)
 
 
 def benchmarks_dir():
@@ -337,7 +396,7 @@ def benchmarks_dir():
 
 def _import_benchmark(name: str):
     folder = benchmarks_dir()
-    module_name, filename = BENCHMARKS[name]
+    module_name, filename, _ = BENCHMARKS[name]
     if not (folder / filename).is_file():
         raise UsageError(f"the {name!r} benchmark is not available: {folder / filename} does not exist")
     root = str(folder.parent)
@@ -355,13 +414,9 @@ def _import_benchmark(name: str):
 
 def cmd_bench(args) -> int:
     if args.benchmark is None:
-        print("usage: adarray bench [--profile] {" + ",".join(BENCHMARKS) + "} [options]\n"
-              "  adbench   ADBench GMM, BA, hand and LSTM against the installed peers "
-              "(adarray bench adbench --help)\n"
-              "  parallel  micro-benchmarks of reduce, scan and reduce_by_index\n"
-              "  mixed     mixed-mode AD benchmarks\n"
-              "  overhead  per-call cost of cached ad.jit / ad.grad against NumPy by hand\n"
-              "  --profile per-primitive time breakdown of adarray's interpreter", file=sys.stderr)
+        print("usage: adarray bench [--profile] {" + ",".join(BENCHMARKS) + "} [options]\n" + _bench_list() +
+              "\n  --profile  per-primitive time breakdown of adarray's interpreter\n"
+              "  (adarray bench NAME --help shows a benchmark's options)", file=sys.stderr)
         return 2
     module = _import_benchmark(args.benchmark)
     rest = list(args.rest)
@@ -384,6 +439,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="adarray",
         description="adarray: automatic differentiation of array programs (traced IR, NumPy backend).",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="benchmarks (adarray bench NAME [options]; they live in the repository's benchmarks/ folder):\n"
+               + _bench_list(),
     )
     parser.add_argument("--version", action="version", version=f"adarray {ad.__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -412,12 +470,10 @@ def build_parser() -> argparse.ArgumentParser:
     check.set_defaults(run=cmd_check)
 
     bench = commands.add_parser(
-        "bench", help="benchmarks: adbench (ADBench problems vs JAX, PyTorch, autograd), parallel, mixed",
-        description="Run a benchmark from the repository's benchmarks/ folder: adbench (ADBench GMM, BA, hand "
-                    "and LSTM for adarray and the installed peers; see 'adarray bench adbench --help'), "
-                    "parallel (benchmarks/parallel_primitives.py), mixed (benchmarks/mixed_mode.py) or overhead "
-                    "(benchmarks/overhead.py). "
-                    "Options after the name go to the benchmark.")
+        "bench", help="run a benchmark: " + ", ".join(BENCHMARKS) + " (listed below)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Run a benchmark from the repository's benchmarks/ folder:\n" + _bench_list() +
+                    "\nOptions after the name go to the benchmark (adarray bench NAME --help).")
     bench.add_argument("--profile", action="store_true",
                        help="per-primitive time breakdown of adarray's NumPy interpreter during the run")
     bench.add_argument("benchmark", nargs="?", choices=tuple(BENCHMARKS), help="which benchmark")

@@ -13,23 +13,24 @@ import functools
 import numpy as np
 
 from .api import (
+    _derivative_argnums,
     _name,
-    _normalize_argnums,
+    _positional_wrt,
     _run_split,
     _split_staged,
-    _stage,
-    _Staged,
     _unflatten_grads,
     _wrt,
+    check_tuples,
     grad,
     jvp,
 )
-from .core.errors import NonDifferentiableError
+from .core.errors import ArgumentError, NonDifferentiableError
 from .core.ir import Program
 from .core.pytree import flatten, unflatten
 from .core.types import is_float
 from .numpy import moveaxis, reshape
 from .primitives.rules import broadcast_batch
+from .staging import _Staged, stage
 from .tracing import eval_program, trace_program
 from .transforms.jvp import jvp_program
 from .transforms.vjp import vjp_program
@@ -75,13 +76,13 @@ def _jacobian_program(program: Program, wrt, mode: str) -> Program:
     return result
 
 
-def _jacobian(fn, argnums, mode: str):
+def _jacobian(fn, argnums, mode: str, static_argnums=(), static_argnames=()):
     @functools.wraps(fn)
-    def jacobian(*args):
-        nums = _normalize_argnums(argnums, len(args), fn)
+    def jacobian(*args, **kwargs):
+        nums = _derivative_argnums(fn, argnums, args, kwargs, static_argnums, static_argnames)
 
-        def build(program, out_tree, closure, in_tree, num_leaves):
-            wrt = _wrt(nums, in_tree, num_leaves)
+        def build(program, out_tree, closure, call):
+            wrt = _wrt(nums, call)
             for var, flag in zip(program.inputs, wrt):
                 if flag and not is_float(var.aval.dtype):
                     raise NonDifferentiableError(f"{mode}: '{_name(fn)}' has a {var.aval} input in argnums {nums}")
@@ -90,8 +91,9 @@ def _jacobian(fn, argnums, mode: str):
             staged.out_avals = program.out_avals
             return staged
 
-        staged, leaves = _stage(fn, ("jac" + mode, nums), args, (), build)
-        flat = staged(leaves)
+        staged, call = stage(fn, ("jac" + mode, nums), args, kwargs, build, static_argnums=static_argnums,
+                             static_argnames=static_argnames, guarded=True)
+        flat = staged(call.leaves)
         blocks = _arrange(flat, staged.wrt_avals, staged.out_avals, mode)
         per_output = [_unflatten_grads(args, nums, row, argnums) for row in blocks]
         return unflatten(staged.out_tree, per_output)
@@ -120,46 +122,66 @@ def _arrange(flat, in_avals, out_avals, mode):
     return blocks
 
 
-def jacfwd(fn, argnums=0):
-    """Jacobian by forward mode (efficient for few inputs).
+def jacfwd(fn, argnums=0, *, static_argnums=(), static_argnames=()):
+    """Jacobian by forward mode (efficient for few inputs). Keyword arguments pass through to fn
+    and are not differentiated.
 
     >>> jacfwd(lambda x: anp.sin(x))(np.zeros(3))  # doctest: +SKIP   (the 3x3 identity)
     """
-    return _jacobian(fn, argnums, "fwd")
+    return _jacobian(fn, argnums, "fwd", static_argnums, static_argnames)
 
 
-def jacrev(fn, argnums=0):
+def jacrev(fn, argnums=0, *, static_argnums=(), static_argnames=()):
     """Jacobian by reverse mode (efficient for few outputs)."""
-    return _jacobian(fn, argnums, "rev")
+    return _jacobian(fn, argnums, "rev", static_argnums, static_argnames)
 
 
-def hessian(fn, argnums=0):
+def hessian(fn, argnums=0, *, static_argnums=(), static_argnames=()):
     """Matrix of second derivatives: forward over reverse, jacfwd(jacrev(fn))."""
-    return jacfwd(jacrev(fn, argnums), argnums)
+    static = {"static_argnums": static_argnums, "static_argnames": static_argnames}
+    return jacfwd(jacrev(fn, argnums, **static), argnums, **static)
 
 
 def hvp(fn, primals, tangents):
-    """Hessian-vector product H(primals) @ tangents of a scalar function (forward over reverse)."""
-    return jvp(grad(fn, argnums=tuple(range(len(primals)))), tuple(primals), tuple(tangents))[1]
+    """Hessian-vector product H(primals) @ tangents of a scalar function (forward over reverse).
+
+    primals and tangents are tuples, one entry per argument, as for jvp. With one argument the
+    result is H v (an array shaped like it); with several, a tuple with one block row per argument.
+
+    >>> hvp(lambda x: anp.sum(x ** 3), (np.ones(2),), (np.ones(2),))  # doctest: +SKIP
+    array([6., 6.])
+    """
+    primals, tangents = check_tuples("hvp", fn, primals, tangents)
+    argnums = 0 if len(primals) == 1 else tuple(range(len(primals)))
+    return jvp(grad(fn, argnums=argnums), primals, tangents)[1]
 
 
-def linearize(fn, *primals):
-    """(fn(*primals), f_jvp) where f_jvp(*tangents) reuses the primal computation.
+def linearize(fn, *primals, **kwargs):
+    """(fn(*primals), f_jvp) where f_jvp(*tangents) reuses the primal computation. Keyword
+    arguments pass through to fn and are not differentiated.
 
     >>> out, f_jvp = linearize(anp.sin, np.zeros(2)); f_jvp(np.ones(2))  # doctest: +SKIP
     """
-    def build(program, out_tree, closure, in_tree, num_leaves):
-        wrt = [is_float(v.aval.dtype) for v in program.inputs[:num_leaves]]
-        joint = jvp_program(program, wrt + [False] * len(closure))
+    def build(program, out_tree, closure, call):
+        wrt = _positional_wrt(program, closure, call)
+        joint = jvp_program(program, wrt)
         staged = _split_staged(joint, len(program.inputs), len(program.outputs), out_tree, closure)
-        staged.wrt = wrt
+        staged.wrt = wrt[:len(call.leaves)]
         return staged
 
-    staged, leaves = _stage(fn, ("linearize",), primals, (), build)
-    outputs, tangents_of = _run_split(staged, leaves)
+    staged, call = stage(fn, ("linearize",), primals, kwargs, build, guarded=True)
+    outputs, tangents_of = _run_split(staged, call.leaves)
 
     def f_jvp(*tangents):
-        tangent_leaves = flatten(tuple(tangents))[0]
+        tangent_leaves, tangent_tree = flatten(tuple(tangents))
+        primal_leaves, primal_tree = flatten(tuple(primals))
+        if tangent_tree != primal_tree:
+            raise ArgumentError(f"linearize of '{_name(fn)}': f_jvp takes tangents structured like the primals "
+                                f"{primal_tree}, got {tangent_tree}")
+        for primal, tangent in zip(primal_leaves, tangent_leaves):
+            if np.shape(primal) != np.shape(tangent):
+                raise ArgumentError(f"linearize of '{_name(fn)}': a tangent of shape {np.shape(tangent)} for a primal "
+                                    f"of shape {np.shape(primal)}")
         return unflatten(staged.out_tree, tangents_of([t for t, w in zip(tangent_leaves, staged.wrt) if w]))
 
     return unflatten(staged.out_tree, outputs), f_jvp

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.errors import ShapeError
+from ..core.errors import ArgumentError, ShapeError
 from ..core.primitive import Primitive, Zero, is_zero
 from ..core.pytree import flatten, unflatten
 from ..core.types import is_float
@@ -27,7 +27,8 @@ from ..tracing import eval_program, trace_program
 from ..transforms.jvp import jvp_program
 from ..transforms.vjp import vjp_program
 from ..transforms.vmap import vmap_program
-from .common import aval_of, check_same_structure, float_flags, select_outputs, trace_body, unify_closures
+from .arguments import integer_scalar, operand_avals, require_function
+from .common import check_same_structure, float_flags, select_outputs, trace_body, unify_closures
 
 
 def _cond_abstract_eval(index, *operands, branches):
@@ -120,14 +121,19 @@ def switch(index, branches, *operands):
 
     >>> switch(i, [lambda x: x, lambda x: -x, anp.sin], x)  # doctest: +SKIP
     """
-    return _switch(index, list(branches), operands, [f"branch {k}" for k in range(len(branches))])
+    if not isinstance(branches, (list, tuple)):
+        raise ArgumentError(f"switch: branches must be a list or tuple of functions, got a {type(branches).__name__}")
+    index = integer_scalar("switch", "the index", index, allow_bool=True)
+    return _switch(index, list(branches), operands, [f"branch {k}" for k in range(len(branches))], "switch")
 
 
-def _switch(index, branches, operands, names):
+def _switch(index, branches, operands, names, what):
     if not branches:
         raise ShapeError("switch: needs at least one branch")
+    for branch, name in zip(branches, names):
+        require_function(what, branch, name)
     leaves, in_tree = flatten(list(operands))
-    avals = [aval_of(leaf) for leaf in leaves]
+    avals = operand_avals(what, "the operands", list(operands))
     traced, trees = [], []
     for k, branch in enumerate(branches):
         program, out_tree, closure = trace_body(branch, in_tree, avals, getattr(branch, "__name__", f"branch {k}"))
@@ -147,10 +153,18 @@ def cond(pred, true_fn, false_fn, *operands):
 
     >>> cond(x > 0, lambda x: x * 2, lambda x: -x, x)  # doctest: +SKIP
     """
+    pred_avals = operand_avals("cond", "the predicate", pred)
+    if len(pred_avals) != 1 or isinstance(pred, (tuple, list, dict)):
+        raise ArgumentError(f"cond: the predicate must be one boolean scalar, got a {type(pred).__name__}")
+    (pred_aval,) = pred_avals
+    if pred_aval.shape != ():
+        raise ShapeError(f"cond: the predicate must be a scalar, got {pred_aval}; use anp.where for arrays")
+    if pred_aval.dtype.kind not in "biu":
+        raise ArgumentError(f"cond: the predicate must be a boolean (or integer) scalar, got {pred_aval}; compare "
+                            "explicitly (e.g. `x > 0.0`)")
     pred = np.asarray(pred) if not hasattr(pred, "aval") else pred
-    if aval_of(pred).shape != ():
-        raise ShapeError(f"cond: the predicate must be a scalar, got {aval_of(pred)}; use anp.where for arrays")
-    return _switch(ew.convert(pred, np.int64), [false_fn, true_fn], operands, ["the false branch", "the true branch"])
+    return _switch(ew.convert(pred, np.int64), [false_fn, true_fn], operands, ["the false branch", "the true branch"],
+                   "cond")
 
 
 cond_p.sample = lambda rng: [

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..core.errors import ArgumentError, ShapeError
 from ..core.primitive import Primitive, Zero, is_zero
-from ..core.pytree import flatten, unflatten
+from ..core.pytree import flatten, leaf_paths, unflatten
 from ..core.types import is_float
 from ..passes import simplify
 from ..tracing import eval_program, trace_program
@@ -90,6 +90,43 @@ class _CustomRules:
             self._tracing_rules -= 1
 
 
+def _require_callable(where: str, value, what: str) -> None:
+    if not callable(value):
+        raise ArgumentError(f"{where}: {what} must be a function, got {_describe(value)}")
+
+
+def _describe(value) -> str:
+    if isinstance(value, (tuple, list)):
+        return f"a {type(value).__name__} of {len(value)}"
+    return f"a {type(value).__name__}"
+
+
+def _check_cotangents(what: str, name: str, part: str, value, tree, avals) -> list:
+    """The leaves of a rule's derivative output `value`, which must have the structure `tree` and,
+    at every float leaf, the shape and dtype of `avals` (None stands for zeros). Python numbers
+    take the dtype of their leaf. Integer leaves have no derivative: anything is accepted there."""
+    if value is None:
+        return [np.zeros(a.shape, a.dtype) for a in avals]
+    leaves, got = flatten(value)
+    if got != tree:
+        raise ShapeError(f"{what} '{name}': {part} has the structure {got}, expected {tree} (the structure of the "
+                         "primal values)")
+    checked = []
+    for path, leaf, aval in zip(leaf_paths(tree), leaves, avals):
+        if not is_float(aval.dtype):
+            checked.append(np.zeros(aval.shape, aval.dtype))
+            continue
+        if isinstance(leaf, (int, float)) and not isinstance(leaf, bool):
+            leaf = np.asarray(leaf, aval.dtype)
+        leaf_aval = aval_of(leaf)
+        if leaf_aval != aval:
+            where = "" if path == "(the value)" else f" at {path}"
+            raise ShapeError(f"{what} '{name}': {part}{where} is {leaf_aval}, but the primal is {aval}; a derivative "
+                             "has the shape and dtype of its primal")
+        checked.append(leaf)
+    return checked
+
+
 # --- custom_jvp ----------------------------------------------------------------------------------
 
 custom_jvp_call_p = Primitive("custom_jvp_call", _call_abstract_eval, multiple_results=True)
@@ -133,6 +170,7 @@ class custom_jvp(_CustomRules):  # noqa: N801 - named like the decorator users k
         self.rule = None
 
     def defjvp(self, rule):
+        _require_callable(f"custom_jvp '{self.__name__}'.defjvp", rule, "the rule")
         self.rule = rule
         return rule
 
@@ -151,17 +189,23 @@ class custom_jvp(_CustomRules):  # noqa: N801 - named like the decorator users k
             primals = unflatten(tree, values[:len(avals)])
             it = iter(values[len(avals):])
             tangents = unflatten(tree, [next(it) if f else np.zeros(a.shape, a.dtype) for a, f in zip(avals, flags)])
-            out, tangent_out = self.rule(tuple(primals), tuple(tangents))
-            return list(flatten(out)[0]) + list(flatten(tangent_out)[0])
+            result = self.rule(tuple(primals), tuple(tangents))
+            if not isinstance(result, (tuple, list)) or len(result) != 2:
+                raise ArgumentError(f"custom_jvp '{self.__name__}': the rule must return a pair (primal outputs, "
+                                    f"tangent outputs), got {_describe(result)}")
+            out, tangent_out = result
+            if flatten(out)[1] != out_tree:
+                raise ShapeError(f"custom_jvp '{self.__name__}': the rule's primal outputs have the structure "
+                                 f"{flatten(out)[1]}, the function returns {out_tree}")
+            tangent_leaves = _check_cotangents("custom_jvp", self.__name__, "the rule's tangent output", tangent_out,
+                                               out_tree, fun.out_avals)
+            return list(flatten(out)[0]) + tangent_leaves
 
         with self._rule_tracing():
             rule_program, _, rule_closure = trace_program(rule, avals + tangent_avals, f"{self.__name__} jvp rule")
         if fun_closure or rule_closure:
             raise ArgumentError(f"custom_jvp '{self.__name__}': close over constants only, pass traced values as "
                                 "arguments")
-        if rule_program.out_avals[len(fun.outputs):] != fun.out_avals:
-            raise ShapeError(f"custom_jvp '{self.__name__}': the rule's tangents {rule_program.out_avals} do not "
-                             f"match the outputs {fun.out_avals}")
         outs = custom_jvp_call_p.bind(*leaves, fun=simplify(fun), rule=simplify(rule_program))
         return unflatten(out_tree, outs)
 
@@ -215,6 +259,8 @@ class custom_vjp(_CustomRules):  # noqa: N801 - named like the decorator users k
         self.fwd, self.bwd = None, None
 
     def defvjp(self, fwd, bwd):
+        _require_callable(f"custom_vjp '{self.__name__}'.defvjp", fwd, "fwd")
+        _require_callable(f"custom_vjp '{self.__name__}'.defvjp", bwd, "bwd")
         self.fwd, self.bwd = fwd, bwd
 
     def __call__(self, *args):
@@ -228,7 +274,11 @@ class custom_vjp(_CustomRules):  # noqa: N801 - named like the decorator users k
         residual_tree = []
 
         def forward(*values):
-            out, residuals = self.fwd(*unflatten(tree, values))
+            result = self.fwd(*unflatten(tree, values))
+            if not isinstance(result, (tuple, list)) or len(result) != 2:
+                raise ArgumentError(f"custom_vjp '{self.__name__}': fwd must return a pair (outputs, residuals), got "
+                                    f"{_describe(result)}")
+            out, residuals = result
             res_leaves, res_tree = flatten(residuals)
             residual_tree.append(res_tree)
             return list(flatten(out)[0]) + list(res_leaves)
@@ -243,11 +293,16 @@ class custom_vjp(_CustomRules):  # noqa: N801 - named like the decorator users k
         def backward(*values):
             residuals = unflatten(residual_tree[0], values[:len(fwd.outputs) - n])
             cotangents = unflatten(out_tree, values[len(fwd.outputs) - n:])
-            grads = flatten(tuple(self.bwd(residuals, cotangents)))[0]
-            if len(grads) != len(avals):
-                raise ShapeError(f"custom_vjp '{self.__name__}': bwd returned {len(grads)} cotangents for "
-                                 f"{len(avals)} inputs")
-            return [g for g, f in zip(grads, flags) if f]
+            grads = self.bwd(residuals, cotangents)
+            if not isinstance(grads, (tuple, list)) or len(grads) != len(args):
+                raise ShapeError(f"custom_vjp '{self.__name__}': bwd must return a tuple with one cotangent per "
+                                 f"argument ({len(args)}), got {_describe(grads)}")
+            leaves = []
+            for k, (grad, arg_tree) in enumerate(zip(grads, tree.children)):
+                start = sum(t.num_leaves for t in tree.children[:k])
+                leaves += _check_cotangents("custom_vjp", self.__name__, f"bwd's cotangent of argument {k}", grad,
+                                            arg_tree, avals[start:start + arg_tree.num_leaves])
+            return [g for g, f in zip(leaves, flags) if f]
 
         with self._rule_tracing():
             bwd, _, bwd_closure = trace_program(backward, list(fwd.out_avals[n:]) + list(fun.out_avals),
@@ -290,6 +345,8 @@ def checkpoint(fun):
 
     >>> layer = checkpoint(lambda x: anp.tanh(x @ w))  # doctest: +SKIP
     """
+    _require_callable("checkpoint", fun, "the function")
+
     @functools.wraps(fun)
     def wrapped(*args):
         leaves, tree = flatten(list(args))

@@ -18,11 +18,12 @@ logarithmic in the trip count at the price of about log(n) forward recomputation
 """
 from __future__ import annotations
 
+import inspect
 import math
 
 import numpy as np
 
-from ..core.errors import ArgumentError, ShapeError
+from ..core.errors import ArgumentError, IndexOutOfRangeError, ShapeError, TracingError
 from ..core.primitive import Primitive, Zero, is_zero
 from ..core.pytree import flatten, unflatten
 from ..passes import simplify
@@ -33,6 +34,7 @@ from ..tracing import Tracer, eval_program, trace_program
 from ..transforms.jvp import jvp_program
 from ..transforms.vjp import vjp_program
 from ..transforms.vmap import vmap_program
+from .arguments import integer_scalar, operand_avals, require_function
 from .common import aval_of, check_same_structure, float_flags, sample_equation
 
 
@@ -209,9 +211,9 @@ _BRANCHING = 8  # "binomial": blocks of 8 per level, about log_8(n) levels
 
 def _policy_blocks(length: int, checkpoint):
     """Block sizes from the outermost level inward, or [] to keep every step ("all")."""
-    if checkpoint in (None, "all"):
+    if checkpoint is None or (isinstance(checkpoint, str) and checkpoint == "all"):
         return []
-    if checkpoint == "binomial":
+    if isinstance(checkpoint, str) and checkpoint == "binomial":
         levels = max(1, round(math.log(max(length, 2), _BRANCHING)))
         sizes = [_BRANCHING ** level for level in range(levels - 1, 0, -1)]
         return [s for s in sizes if s < length]
@@ -272,12 +274,25 @@ def fold(f, init, xs=None, length=None, reverse=False, checkpoint="all"):
 
     >>> fold(lambda c, x: (c + x, c * x), 0.0, anp.arange(5.0))  # doctest: +SKIP
     """
+    require_function("fold", f, "f")
+    if not isinstance(reverse, (bool, int, np.bool_, np.integer)):
+        raise ArgumentError(f"fold: reverse must be True or False, got a {type(reverse).__name__}")
+    _policy_blocks(0, checkpoint)  # a bad policy is an error whatever the length
     carry_leaves, carry_tree = flatten(init)
     x_leaves, x_tree = flatten(xs)
+    operand_avals("fold", "init", init)
+    operand_avals("fold", "xs", xs)
+    if not x_leaves and length is None:
+        raise ArgumentError("fold: give xs (inputs stacked along a leading axis) or length (the number of steps)")
+    if length is not None:
+        length = integer_scalar("fold", "length", length)
+        if isinstance(length, Tracer) or length < 0:
+            raise ArgumentError(f"fold: length must be a non-negative Python int (the number of steps is static; "
+                                f"use while_loop for a traced count), got {length!r}")
     lengths = {(x.shape if isinstance(x, Tracer) else np.shape(x))[0] if np.ndim(x) or isinstance(x, Tracer)
                else None for x in x_leaves}
     if length is not None:
-        lengths.add(int(length))
+        lengths.add(length)
     if len(lengths) != 1 or None in lengths:
         raise ShapeError(f"fold: xs leaves need one common leading axis (and length must agree), got {lengths}")
     length = lengths.pop()
@@ -318,11 +333,47 @@ def _move_consts_first(program, num_operands: int, num_consts: int):
     return result
 
 
+# Parameter names that say "loop index": a body_fn whose second parameter has one of them (and whose
+# first has none) was written body(carry, i), the order fori_loop does not use.
+_INDEX_NAMES = frozenset({"i", "j", "k", "idx", "index", "step", "it", "iteration", "t"})
+
+
 def fori_loop(lower, upper, body_fn, init, checkpoint="all"):
     """``for i in range(lower, upper): val = body_fn(i, val)``; bounds static or traced.
 
     Static (Python int) bounds give a fold (any checkpoint policy); traced bounds a while_loop.
+    The bounds must be integers, and body_fn takes the index first, as in JAX.
     """
+    require_function("fori_loop", body_fn, "body_fn")
+    lower = integer_scalar("fori_loop", "lower", lower)
+    upper = integer_scalar("fori_loop", "upper", upper)
+    _check_body_order(body_fn)
+    try:
+        return _fori_loop(lower, upper, body_fn, init, checkpoint)
+    except (ShapeError, TracingError, IndexOutOfRangeError) as error:
+        if getattr(error, "fori_loop_hint", False):
+            raise
+        hinted = type(error)(f"fori_loop: {error}. Note that fori_loop calls body_fn(i, carry), the loop index "
+                             "first (as in JAX)")
+        hinted.fori_loop_hint = True
+        raise hinted from None
+
+
+def _check_body_order(body_fn) -> None:
+    try:
+        names = [p.name for p in inspect.signature(body_fn).parameters.values()
+                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        return
+    if len(names) >= 2 and names[1] in _INDEX_NAMES and names[0] not in _INDEX_NAMES:
+        raise ArgumentError(
+            f"fori_loop: body_fn '{getattr(body_fn, '__name__', 'body')}' takes ({names[0]}, {names[1]}), which reads "
+            f"as (carry, index); fori_loop calls body_fn(i, carry) with the loop index first (as in JAX): swap "
+            "its parameters"
+        )
+
+
+def _fori_loop(lower, upper, body_fn, init, checkpoint):
     if isinstance(lower, Tracer) or isinstance(upper, Tracer):
         from .while_loop import while_loop
 
@@ -336,12 +387,9 @@ def fori_loop(lower, upper, body_fn, init, checkpoint="all"):
         start = ew.convert(lower, np.int64) if isinstance(lower, Tracer) else np.int64(lower)
         stop = ew.convert(upper, np.int64) if isinstance(upper, Tracer) else np.int64(upper)
         return while_loop(cond_fn, body, (start, stop, init), checkpoint=checkpoint)[2]
-    lower, upper = int(lower), int(upper)
     steps = np.arange(lower, max(lower, upper), dtype=np.int64)
     carry, _ = fold(lambda value, i: (body_fn(i, value), None), init, steps, checkpoint=checkpoint)
     return carry
-
-
 
 
 def _sample_fold(rng):

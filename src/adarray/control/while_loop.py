@@ -32,7 +32,8 @@ from ..tracing import eval_program, trace_program
 from ..transforms.jvp import jvp_program
 from ..transforms.vjp import vjp_program
 from ..transforms.vmap import vmap_program
-from .common import aval_of, check_same_structure, float_flags, sample_equation
+from .arguments import operand_avals, require_function
+from .common import check_same_structure, float_flags, sample_equation
 
 POLICIES = ("all", "binomial")
 
@@ -245,7 +246,9 @@ while_p.batch, while_grad_p.batch = _while_batch, _while_grad_batch
 # --- the user-facing loop ------------------------------------------------------------------------
 
 def _check_policy(checkpoint):
-    if checkpoint in POLICIES or (isinstance(checkpoint, int) and not isinstance(checkpoint, bool) and checkpoint > 0):
+    if isinstance(checkpoint, str) and checkpoint in POLICIES:
+        return checkpoint
+    if isinstance(checkpoint, int) and not isinstance(checkpoint, bool) and checkpoint > 0:
         return checkpoint
     raise ArgumentError(f"checkpoint must be 'all', 'binomial' or a positive integer, got {checkpoint!r}")
 
@@ -259,9 +262,11 @@ def while_loop(cond_fn, body_fn, init, checkpoint="all"):
 
     >>> while_loop(lambda x: x < 10.0, lambda x: x * 1.5, 1.0)  # doctest: +SKIP
     """
+    require_function("while_loop", cond_fn, "cond_fn")
+    require_function("while_loop", body_fn, "body_fn")
     checkpoint = _check_policy(checkpoint)
     leaves, tree = flatten(init)
-    avals = [aval_of(leaf) for leaf in leaves]
+    avals = operand_avals("while_loop", "init", init)
 
     def body(*carry):
         return body_fn(unflatten(tree, carry))
@@ -277,7 +282,10 @@ def while_loop(cond_fn, body_fn, init, checkpoint="all"):
     cond_program, cond_tree, cond_closure = trace_program(test, avals, test.__name__)
     if cond_tree.kind != "leaf" or cond_program.out_avals[0].shape != ():
         raise ShapeError(f"while_loop: '{test.__name__}' must return a scalar, got {cond_program.out_avals}")
-    if cond_program.out_avals[0].dtype != np.bool_:
+    if cond_program.out_avals[0].dtype.kind not in "biu":
+        raise ArgumentError(f"while_loop: '{test.__name__}' must return a boolean scalar, got "
+                            f"{cond_program.out_avals[0]}; compare explicitly (e.g. `x > 0.0`)")
+    if cond_program.out_avals[0].dtype != np.bool_:  # an integer predicate means `!= 0`, as in Python
         cond_program = _program(lambda *a: [ew.ne(eval_program(cond_program, list(a))[0], 0)],
                                 cond_program.in_avals, test.__name__)
     consts = list(body_closure) + [c for c in cond_closure if not any(c is b for b in body_closure)]

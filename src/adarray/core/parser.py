@@ -10,11 +10,12 @@ import re
 
 import numpy as np
 
-from .errors import ParseError
+from .errors import Error, ParseError
 from .ir import Eqn, Literal, Program, Var
 from .primitive import REGISTRY
 from .printer import format_program  # noqa: F401  (used by the doctest)
 from .types import DTYPES_BY_NAME, Aval
+from .verify import verify as check
 
 _TOKEN = re.compile(
     r"""\s*(?:
@@ -198,8 +199,13 @@ def _number(text: str):
         raise ParseError(f"expected a variable or a number, found {text!r}{hint}") from None
 
 
-def parse_program(text: str) -> Program:
-    """Parse the text form of a program (primitives must be registered: import adarray first)."""
+def parse_program(text: str, verify: bool = True) -> Program:
+    """Parse the text form of a program (primitives must be registered: import adarray first).
+
+    The program read is verified (core.verify: single assignment, every variable bound, and every
+    equation's declared types equal to its primitive's shape rule), so text that names the wrong
+    types raises a ParseError here rather than a wrong result later; verify=False skips that.
+    """
     parser = _Parser(text)
     try:
         program = parser.program()
@@ -209,4 +215,11 @@ def parse_program(text: str) -> Program:
         raise ParseError(f"malformed program text near token {parser.position}: {error}") from None
     if parser.peek()[0] != "end":
         raise ParseError(f"unexpected text after the program: {parser.peek()[1]!r}")
+    if verify:
+        try:
+            check(program)
+        except (Error, ValueError, TypeError, KeyError) as error:
+            message = str(error)
+            raise ParseError(f"the program text is ill-typed: {message} (parse_program(text, verify=False) reads it "
+                             "without this check)") from None
     return program

@@ -11,6 +11,8 @@ under a new trace, calling each primitive's rule, which binds primitives.
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from ..core import errors as errors_module
@@ -20,6 +22,7 @@ from ..core.errors import TracingError
 from ..core.ir import Literal, Program, Var
 from ..core.pytree import flatten
 from ..core.types import Aval, aval_of
+from .concrete import ConcreteValues, check_conversion, convert
 
 # Filled by adarray.numpy: name -> function implementing the operator/method on tracers.
 ARRAY_METHODS: dict = {}
@@ -35,13 +38,15 @@ def is_tracer(value) -> bool:
     return isinstance(value, Tracer)
 
 
-class Trace(Builder):
-    """One program under construction by tracing a Python function."""
+class Trace(Builder, ConcreteValues):
+    """One program under construction by tracing a Python function (concrete values and guards:
+    see concrete.py)."""
 
     def __init__(self, name: str = "<function>"):
         super().__init__()
         self.name = name
         self.closure: dict[int, tuple[Tracer, Var]] = {}
+        self.set_sources(None)
 
     def new_input(self, aval: Aval) -> Tracer:
         return Tracer(self.input(aval), self)
@@ -120,10 +125,33 @@ def trace_program(fn, avals, name: str | None = None):
     vars followed by one var per outer tracer that `fn` closed over (listed in
     `closure`); its outputs are the leaves of the pytree `fn` returned.
     """
+    program, out_tree, closure, _ = trace_guarded(fn, avals, None, name)
+    return program, out_tree, closure
+
+
+class TraceRecord:
+    """What a guarded trace saw besides its program (see concrete.py).
+
+    `guards`: the guard program (inputs: the program's inputs; outputs: the guarded values) or None,
+    with one (conversion, result) per output in `checks`; `depends_on_outer`: Python control flow
+    in it read a value of an enclosing trace, so the program must not be reused on its own.
+    """
+
+    def __init__(self, guards, checks, depends_on_outer):
+        self.guards, self.checks, self.depends_on_outer = guards, checks, depends_on_outer
+
+
+def trace_guarded(fn, avals, sources, name: str | None = None):
+    """`trace_program` with concrete values: `sources` gives one per input (a NumPy value, a
+    tracer of an enclosing trace, or None when unknown), or is None for a trace without values.
+
+    Returns (program, out_tree, closure, TraceRecord).
+    """
     trace = Trace(name or getattr(fn, "__name__", "<function>"))
     _stack.append(trace)
     try:
         args = [trace.new_input(a) for a in avals]
+        trace.set_sources(sources)
         leaves, out_tree = flatten(fn(*args))
         for leaf in leaves:
             if not isinstance(leaf, (Tracer, np.ndarray, np.generic, int, float, bool)):
@@ -134,7 +162,26 @@ def trace_program(fn, avals, name: str | None = None):
         program, closure = trace.finish(leaves)
     finally:
         _stack.pop()
-    return program, out_tree, closure
+    guards = trace.guard_program(program.inputs[len(avals):])
+    record = TraceRecord(guards, [(c, r) for _, c, r in trace.guards], trace.depends_on_outer)
+    return program, out_tree, closure, record
+
+
+def record_guard(tracer: Tracer, conversion, result) -> None:
+    """Record in the tracer's trace that `conversion(tracer)` gave `result` (a staged program
+    chosen by its guards is inlined into this trace: its guards become this trace's)."""
+    trace = tracer.trace
+    if not trace.knows_values or not any(t is trace for t in _stack):
+        tracer._unknown("Python control flow (in a function transformed inside this one)")
+    trace.add_guard(tracer.variable, conversion, result)
+    _mark_dependents(trace)
+
+
+def _mark_dependents(trace) -> None:
+    """Traces nested inside `trace` now depend on one of its values, which is not their input."""
+    position = next(i for i, t in enumerate(_stack) if t is trace)
+    for inner in _stack[position + 1:]:
+        inner.depends_on_outer = True
 
 
 def eval_program(program: Program, args):
@@ -149,6 +196,14 @@ def eval_program(program: Program, args):
         for var, value in zip(eqn.outputs, outs if eqn.prim.multiple_results else (outs,)):
             env[id(var)] = value
     return [read(a) for a in program.outputs]
+
+
+_CONTROL_FLOW = (
+    "Use anp.where(cond, a, b) for a value choice, or ad.cond / ad.while_loop / ad.fori_loop for control "
+    "flow. Under grad, jvp, vjp and the Jacobians, Python control flow works (one trace per path "
+    "taken); ad.jit(f, guards=True) does the same under jit."
+)
+_STATIC = "Keep it an array; mark the argument static (static_argnums / static_argnames) if it is fixed."
 
 
 class Tracer:
@@ -178,30 +233,51 @@ class Tracer:
     def __repr__(self) -> str:
         return f"Tracer({self.aval}, in '{self.trace.name}')"
 
-    def _concrete(self, what: str, instead: str):
+    # --- concrete values and guards (see concrete.py) -------------------------------------------
+
+    def _unknown(self, what: str, instead: str = _CONTROL_FLOW):
         raise TracingError(
-            f"{what} on a traced value ({self.aval}): its value is not known "
-            f"while tracing. {instead}"
+            f"{what} on a traced value ({self.aval}): its value is not known while tracing here (under "
+            f"jit or vmap, or in the body of a loop, branch or custom rule). {instead}"
         )
+
+    _concrete = _unknown  # the former name of _unknown (code written against it keeps working)
+
+    def _resolve(self, conversion, what: str, instead: str):
+        """`conversion` of the concrete value, recorded as a guard; an error when it is unknown."""
+        trace = self.trace
+        if not any(t is trace for t in _stack):
+            raise TracingError(
+                f"a traced value of '{trace.name}' escaped its trace and was used in Python control flow; "
+                "return it from the function instead of storing it"
+            )
+        check_conversion(self.aval, conversion, what)
+        value = trace.concrete_value(self.variable) if trace.knows_values else None
+        if value is None:
+            self._unknown(what, instead)
+        result = convert(value, conversion)
+        trace.add_guard(self.variable, conversion, result)
+        _mark_dependents(trace)
+        return result
 
     def __bool__(self):
-        self._concrete(
-            "bool() (an `if`, `while`, `and`/`or` or assert)",
-            "Use anp.where(cond, a, b) for a value choice, or ad.cond / ad.while_loop / ad.fori_loop "
-            "for control flow.",
-        )
+        return self._resolve(bool, "bool() (an `if`, `while`, `and`/`or` or assert)", _CONTROL_FLOW)
 
     def __float__(self):
-        self._concrete("float()", "Keep it an array; mark the argument static (static_argnums) if it is fixed.")
+        return self._resolve(float, "float()", _STATIC)
 
     def __int__(self):
-        self._concrete("int()", "Keep it an array; mark the argument static (static_argnums) if it is fixed.")
+        return self._resolve(int, "int()", _STATIC)
 
     def __index__(self):
-        self._concrete("Using it as a Python index", "Index with it directly: x[i] accepts traced integers.")
+        return self._resolve(operator.index, "Using it as a Python index",
+                             "Index with it directly: x[i] accepts traced integers.")
 
     def __array__(self, dtype=None, copy=None):
-        self._concrete("np.asarray()", "Use adarray.numpy functions (import adarray.numpy as anp) on traced values.")
+        raise TracingError(
+            f"np.asarray() on a traced value ({self.aval}): NumPy cannot compute on it. Use adarray.numpy "
+            "functions (import adarray.numpy as anp) on traced values."
+        )
 
     def __hash__(self):
         return id(self)

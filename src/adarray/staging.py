@@ -1,0 +1,322 @@
+"""Staging: trace a user function at a call's arguments, build a transformed program, cache it.
+
+A call ``f(*args, **kwargs)`` is split into
+  * dynamic leaves, the program's inputs: the leaves of the positional arguments (pytrees of
+    arrays; Python and NumPy scalars are 0-d arrays) and of the keyword arguments whose leaves
+    are all arrays (np.ndarray, NumPy scalars, traced values);
+  * static values, passed to f unchanged and part of the cache key: the positional arguments
+    named by static_argnums / static_argnames, and every other keyword argument (Python numbers,
+    strings, tuples of them, ...), which must then be hashable.
+Only positional arguments are differentiated.
+
+The cache (per function, then per kind of transformation, signature and static values) holds one
+staged program per path through the function's Python control flow. A guarded trace (grad and
+the other derivatives, jit(guards=True)) records a guard for each concrete value Python asked for
+(tracing/concrete.py); its program is reused only when the guards give the same results on the
+new arguments, and otherwise the function is traced again.
+"""
+from __future__ import annotations
+
+import inspect
+import operator
+import weakref
+
+import numpy as np
+
+from .backends.numpy_backend import compile_program
+from .core.errors import ArgumentError, Error
+from .core.ir import Program
+from .core.pytree import TreeDef, flatten, leaf_paths, unflatten
+from .core.types import SHORT_NAMES, Aval
+from .passes import eliminate_dead_code, simplify
+from .tracing import Tracer, eval_program, record_guard, trace_guarded
+from .tracing.concrete import convert
+
+_CACHES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_NO_KEYWORDS = flatten({})[1]
+
+# At most this many paths are kept per signature (the oldest is dropped): a loop whose trip count
+# depends on the data makes one path per count.
+MAX_PATHS = 64
+
+
+class _Staged:
+    """A traced, transformed, simplified and compiled program with its pytree metadata."""
+
+    def __init__(self, program: Program, out_tree, closure):
+        self.program = simplify(program)
+        self.out_tree = out_tree
+        self.closure = closure
+        self.guards = None
+        self._compiled = None
+
+    def __call__(self, leaves, extra=()):
+        """Run on the argument leaves (then the closure, then `extra` inputs)."""
+        return self.run(list(leaves) + list(self.closure) + list(extra))
+
+    def run(self, args):
+        if any(isinstance(a, Tracer) for a in args):
+            return eval_program(self.program, args)  # inside another trace: inline
+        if self._compiled is None:
+            self._compiled = compile_program(self.program)
+        return self._compiled(*[np.asarray(a) for a in args])
+
+
+class _Guards:
+    """The guards of a staged program: a program computing the guarded values from the traced
+    program's inputs, and per value the Python conversion applied and the result the trace saw."""
+
+    def __init__(self, program: Program, checks):
+        # Only dead code goes: the simplifier's algebra (x * 0 -> 0 even at NaN) could make a guard
+        # disagree with the value Python saw, and the program would then be traced on every call.
+        self.program = eliminate_dead_code(program)
+        self.checks = checks
+        used = {id(a) for eqn in self.program.eqns for a in eqn.inputs} | {id(a) for a in self.program.outputs}
+        self._used = [id(var) in used for var in self.program.inputs]
+        self._compiled = None
+
+    def hold(self, inputs) -> bool:
+        """Do the guards give the recorded results on `inputs` (arrays or traced values whose
+        concrete values are known)?"""
+        values = []
+        for var, used, value in zip(self.program.inputs, self._used, inputs):
+            if not used:
+                values.append(np.zeros(var.aval.shape, var.aval.dtype))
+                continue
+            if isinstance(value, Tracer):
+                value = value.trace.concrete_value(value.variable) if value.trace.knows_values else None
+                if value is None:
+                    return False
+            values.append(np.asarray(value))
+        if self._compiled is None:
+            self._compiled = compile_program(self.program)
+        try:
+            outs = self._compiled(*values)
+            return all(convert(out, conversion) == result for out, (conversion, result) in zip(outs, self.checks))
+        except (Error, ArithmeticError, ValueError, TypeError, IndexError):
+            return False  # a guard that cannot even be evaluated here does not hold: trace again
+
+    def replay(self, inputs) -> None:
+        """Record these guards in the enclosing trace: a program chosen by them is inlined there."""
+        for out, (conversion, result) in zip(eval_program(self.program, list(inputs)), self.checks):
+            if isinstance(out, Tracer):
+                record_guard(out, conversion, result)
+
+
+def name_of(fn) -> str:
+    return getattr(fn, "__name__", type(fn).__name__)
+
+
+def is_single(argnums) -> bool:
+    """argnums=1 gives one result; argnums=(1,) or [0, 1] a tuple of them."""
+    return not isinstance(argnums, (tuple, list))
+
+
+def normalize_argnums(argnums, num_args: int, fn, what: str = "argnums") -> tuple[int, ...]:
+    """argnums (an int or a tuple of ints, negative from the end) as indices in range.
+
+    For derivatives (`what` = "argnums") each argument may appear once: JAX rejects repeats too
+    (with a TypeError from deep inside), and a repeat would ask for one gradient twice.
+    """
+    try:
+        nums = (operator.index(argnums),) if is_single(argnums) else tuple(operator.index(n) for n in argnums)
+    except TypeError:
+        raise ArgumentError(f"{what} of '{name_of(fn)}' must be an int or a tuple of ints, got {argnums!r}") from None
+    for n in nums:
+        if not -num_args <= n < num_args:
+            raise ArgumentError(
+                f"{what} {argnums!r} is out of range for '{name_of(fn)}' called with {num_args} "
+                "positional arguments"
+            )
+    normalized = tuple(n % num_args for n in nums)
+    if what == "argnums" and len(set(normalized)) != len(normalized):
+        raise ArgumentError(
+            f"argnums {argnums!r} of '{name_of(fn)}' name the same argument more than once; "
+            "list each argument once"
+        )
+    return normalized
+
+
+def _is_array(value) -> bool:
+    return isinstance(value, (np.ndarray, np.generic, Tracer))
+
+
+def split_keywords(fn, kwargs: dict, static_names=()) -> tuple[dict, dict]:
+    """(traced keyword arguments, static ones): a keyword is traced when it is not named static
+    and its value is a pytree of arrays with at least one leaf."""
+    traced, static = {}, {}
+    for name, value in kwargs.items():
+        leaves = flatten(value)[0]
+        if name not in static_names and leaves and all(_is_array(leaf) for leaf in leaves):
+            traced[name] = value
+        else:
+            static[name] = value
+    return traced, static
+
+
+def _parameter_names(fn) -> list | None:
+    """Names of fn's positional parameters, or None when its signature is unknown."""
+    try:
+        parameters = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return [p.name for p in parameters if p.kind in kinds]
+
+
+def _static_parts(fn, num_args, kwargs, static_argnums, static_argnames) -> tuple[set, set]:
+    """Static positions among the positional arguments and static keyword names: static_argnums
+    and static_argnames name the same parameters whether they are passed by position or keyword."""
+    if not static_argnames and (static_argnums is None or static_argnums == ()):
+        return set(), set()  # the common case, kept cheap: this runs on every call
+    if isinstance(static_argnames, str):
+        static_argnames = (static_argnames,)
+    names = set(static_argnames or ())
+    try:
+        nums = [operator.index(static_argnums)] if is_single(static_argnums) else [
+            operator.index(n) for n in static_argnums]
+    except TypeError:
+        raise ArgumentError(f"static_argnums of '{name_of(fn)}' must be an int or a tuple of ints, "
+                            f"got {static_argnums!r}") from None
+    parameters = _parameter_names(fn) if (names or any(n >= num_args for n in nums)) else None
+    positions = set()
+    for n in nums:
+        if -num_args <= n < num_args:
+            positions.add(n % num_args)
+        elif parameters is not None and 0 <= n < len(parameters) and parameters[n] in kwargs:
+            names.add(parameters[n])
+        else:
+            raise ArgumentError(f"static_argnums {static_argnums!r} is out of range for '{name_of(fn)}' called "
+                                f"with {num_args} positional arguments")
+    for i, name in enumerate(parameters or ()):
+        if name in names and i < num_args:
+            positions.add(i)
+    return positions, names
+
+
+class _Call:
+    """One call's arguments: dynamic leaves with their avals and structure, static values, and the
+    flat function of the leaves that calls fn with everything in place."""
+
+    def __init__(self, fn, args, kwargs, static_argnums=(), static_argnames=()):
+        static_positions, static_names = _static_parts(fn, len(args), kwargs, static_argnums, static_argnames)
+        traced_kwargs, static_kwargs = split_keywords(fn, kwargs, static_names) if kwargs else ({}, {})
+        positional = [None if i in static_positions else a for i, a in enumerate(args)]
+        if traced_kwargs:
+            self.leaves, self.in_tree = flatten((positional, traced_kwargs))
+        else:  # the common case, without building the empty dict's node on every call
+            self.leaves, positional_tree = flatten(positional)
+            self.in_tree = TreeDef("tuple", (positional_tree, _NO_KEYWORDS))
+        self.static_positions = static_positions
+        self.avals = [_aval(leaf, fn, self.in_tree, i) for i, leaf in enumerate(self.leaves)]
+        static = tuple((i, type(args[i]), args[i]) for i in sorted(static_positions))
+        static += tuple((name, type(static_kwargs[name]), static_kwargs[name]) for name in sorted(static_kwargs))
+        try:
+            hash(static)
+        except TypeError:
+            raise ArgumentError(_unhashable(fn, args, static_positions, static_kwargs)) from None
+        self.static_key = static
+        self._call = (fn, args, static_kwargs)
+
+    def flat_fn(self, *flat):
+        """fn called on the dynamic leaves `flat`, with the static values in place (what is traced)."""
+        fn, args, static_kwargs = self._call
+        rebuilt, keywords = unflatten(self.in_tree, flat)
+        full = [args[i] if i in self.static_positions else rebuilt[i] for i in range(len(args))]
+        return fn(*full, **keywords, **static_kwargs)
+
+    @property
+    def num_positional_leaves(self) -> int:
+        return self.in_tree.children[0].num_leaves
+
+
+def _unhashable(fn, args, static_positions, static_kwargs) -> str:
+    for i in sorted(static_positions):
+        try:
+            hash(args[i])
+        except TypeError:
+            return (f"static argument {i} of '{name_of(fn)}' must be hashable, got a {type(args[i]).__name__}; "
+                    "pass arrays as ordinary (traced) arguments")
+    for name, value in static_kwargs.items():
+        try:
+            hash(value)
+        except TypeError:
+            return (f"keyword argument {name!r} of '{name_of(fn)}' is a {type(value).__name__}: it is not an array "
+                    "(or a pytree of arrays), which would be traced, and not hashable, so it cannot be a static "
+                    "value either; pass arrays (np.asarray), or a hashable value such as a tuple, or close over it")
+    return f"static arguments of '{name_of(fn)}' must be hashable"
+
+
+def _argument_name(in_tree, index: int) -> str:
+    """'argument 1', "argument 0 ['w']" or "keyword argument 'scale'" for leaf `index`."""
+    positional, keywords = in_tree.children
+    if index < positional.num_leaves:
+        for n, child in enumerate(positional.children):
+            if index < child.num_leaves:
+                path = leaf_paths(child)[index]
+                return f"argument {n}" + ("" if child.kind == "leaf" else f" {path}")
+            index -= child.num_leaves
+    index -= positional.num_leaves
+    for key, child in zip(keywords.keys, keywords.children):
+        if index < child.num_leaves:
+            path = leaf_paths(child)[index]
+            return f"keyword argument {key!r}" + ("" if child.kind == "leaf" else f" {path}")
+        index -= child.num_leaves
+    return "an argument"
+
+
+def _aval(value, fn, in_tree, index: int) -> Aval:
+    if isinstance(value, Tracer):
+        return value.aval
+    if isinstance(value, (np.ndarray, np.generic, bool, int, float, complex)):
+        array = np.asarray(value)
+        if array.dtype in SHORT_NAMES:
+            return Aval(array.shape, np.float64 if isinstance(value, float) else array.dtype)
+        raise ArgumentError(
+            f"{_argument_name(in_tree, index)} of '{name_of(fn)}' is an array of dtype {array.dtype}, which "
+            "adarray does not support; convert it to a numeric dtype (floats are differentiated)"
+        )
+    raise ArgumentError(
+        f"{_argument_name(in_tree, index)} of '{name_of(fn)}' is a {type(value).__name__}, not an array; pass it as "
+        "a static argument (static_argnums, static_argnames, or a keyword argument) or close over it"
+    )
+
+
+def stage(fn, kind, args, kwargs, build, *, static_argnums=(), static_argnames=(), guarded=False):
+    """Trace fn at the call's signature and build (with `build`) a staged program, cached.
+
+    `build(program, out_tree, closure, call)` turns the traced program into a `_Staged`. With
+    `guarded`, the trace knows the call's concrete values, so Python control flow on traced values
+    works: the program is cached with its guards. Returns (staged, call).
+    """
+    call = _Call(fn, args, kwargs, static_argnums, static_argnames)
+    key = (kind, guarded, call.in_tree, tuple(call.avals), call.static_key)
+    try:
+        cache = _CACHES.setdefault(fn, {})
+    except TypeError:  # not weak-referenceable: no caching
+        cache = {}
+    try:
+        entries = cache.setdefault(key, [])
+    except TypeError:
+        raise ArgumentError(f"the pytree structure of the arguments of '{name_of(fn)}' is not hashable (the aux "
+                            "data of a registered node type must be hashable)") from None
+    for staged in entries:
+        if staged.guards is None:
+            return staged, call
+        if staged.guards.hold(call.leaves):
+            if any(isinstance(leaf, Tracer) for leaf in call.leaves):
+                staged.guards.replay(call.leaves)
+            return staged, call
+    program, out_tree, closure, record = trace_guarded(call.flat_fn, call.avals, call.leaves if guarded else None,
+                                                       name_of(fn))
+    staged = build(program, out_tree, closure, call)
+    if record.guards is not None:
+        staged.guards = _Guards(record.guards, record.checks)
+        inputs = list(call.leaves) + list(closure)
+        if any(isinstance(value, Tracer) for value in inputs):
+            staged.guards.replay(inputs)
+    if not closure and not record.depends_on_outer:
+        entries.append(staged)
+        if len(entries) > MAX_PATHS:
+            del entries[0]
+    return staged, call
