@@ -9,7 +9,7 @@
 Functions are traced into a small typed IR; every derivative is a program
 transformation; programs are simplified and run by the NumPy backend.
 """
-from . import numpy  # noqa: F401  (registers the array methods of tracers)
+from . import nn, numpy  # noqa: F401  (numpy registers the array methods of tracers; nn as jax.nn)
 from . import primitives as _primitives  # noqa: F401  (registers every primitive)
 from .api import grad, jit, jvp, make_ir, value_and_grad, vjp
 from .backends import numpy_backend as _numpy_backend  # noqa: F401  (attaches the NumPy impls)
