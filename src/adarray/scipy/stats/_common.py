@@ -44,5 +44,15 @@ def is_integer(k):
     return anp.equal(k, anp.floor(k))
 
 
-def log(value):
-    return anp.log(value)
+def log_probability(probability, complement):
+    """log(probability), from the complement (log1p(-complement)) where the probability is close to 1,
+    so that logcdf keeps its relative precision in the upper tail (and logsf in the lower one)."""
+    small = anp.less(probability, 0.5)
+    return anp.where(small, log_or_minus_inf(anp.where(small, probability, 0.5)),
+                     anp.log1p(-anp.where(small, 0.5, complement)))
+
+
+def log_or_minus_inf(probability):
+    """log(probability), -inf at 0 without a division-by-zero warning in eager evaluation."""
+    zero = anp.equal(probability, 0.0)
+    return anp.where(zero, -np.inf, anp.log(anp.where(zero, 1.0, probability)))

@@ -9,7 +9,7 @@ import numpy as np
 
 from ... import numpy as anp
 from .. import special
-from ._common import floats, valid
+from ._common import floats, log_or_minus_inf, valid
 
 
 def _valid_p(p):
@@ -37,7 +37,7 @@ def cdf(k, p, loc=0.0):
 
 
 def logcdf(k, p, loc=0.0):
-    return anp.log(cdf(k, p, loc))
+    return log_or_minus_inf(cdf(k, p, loc))
 
 
 def sf(k, p, loc=0.0):
@@ -48,7 +48,7 @@ def sf(k, p, loc=0.0):
 
 
 def logsf(k, p, loc=0.0):
-    return anp.log(sf(k, p, loc))
+    return log_or_minus_inf(sf(k, p, loc))
 
 
 def ppf(q, p, loc=0.0):

@@ -12,7 +12,7 @@ import numpy as np
 
 from ... import numpy as anp
 from .. import special
-from ._common import floats, inside, positive, valid
+from ._common import floats, inside, log_probability, positive, valid
 
 
 def _standard(name, x, a, b, loc, scale):
@@ -39,7 +39,7 @@ def cdf(x, a, b, loc=0.0, scale=1.0):
 
 
 def logcdf(x, a, b, loc=0.0, scale=1.0):
-    return anp.log(cdf(x, a, b, loc, scale))
+    return log_probability(cdf(x, a, b, loc, scale), sf(x, a, b, loc, scale))
 
 
 def sf(x, a, b, loc=0.0, scale=1.0):
@@ -49,4 +49,4 @@ def sf(x, a, b, loc=0.0, scale=1.0):
 
 
 def logsf(x, a, b, loc=0.0, scale=1.0):
-    return anp.log(sf(x, a, b, loc, scale))
+    return log_probability(sf(x, a, b, loc, scale), cdf(x, a, b, loc, scale))

@@ -13,7 +13,7 @@ import numpy as np
 
 from ... import numpy as anp
 from .. import special
-from ._common import floats, inside, is_integer, valid
+from ._common import floats, inside, is_integer, log_probability, valid
 
 
 def _valid(n, p):
@@ -50,7 +50,7 @@ def cdf(k, n, p, loc=0.0):
 
 
 def logcdf(k, n, p, loc=0.0):
-    return anp.log(cdf(k, n, p, loc))
+    return log_probability(cdf(k, n, p, loc), sf(k, n, p, loc))
 
 
 def sf(k, n, p, loc=0.0):
@@ -60,4 +60,4 @@ def sf(k, n, p, loc=0.0):
 
 
 def logsf(k, n, p, loc=0.0):
-    return anp.log(sf(k, n, p, loc))
+    return log_probability(sf(k, n, p, loc), cdf(k, n, p, loc))

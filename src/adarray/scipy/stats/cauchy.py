@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 
 from ... import numpy as anp
-from ._common import LOG_PI, floats, positive, valid
+from ._common import LOG_PI, floats, log_probability, positive, valid
 
 
 def _standard(name, x, loc, scale):
@@ -37,7 +37,7 @@ def cdf(x, loc=0.0, scale=1.0):
 
 def logcdf(x, loc=0.0, scale=1.0):
     y, scale = _standard("cauchy.logcdf", x, loc, scale)
-    return valid(anp.log(_cdf(y)), positive(scale))
+    return valid(log_probability(_cdf(y), _cdf(-y)), positive(scale))
 
 
 def sf(x, loc=0.0, scale=1.0):
@@ -47,14 +47,21 @@ def sf(x, loc=0.0, scale=1.0):
 
 def logsf(x, loc=0.0, scale=1.0):
     y, scale = _standard("cauchy.logsf", x, loc, scale)
-    return valid(anp.log(_cdf(-y)), positive(scale))
+    return valid(log_probability(_cdf(-y), _cdf(y)), positive(scale))
+
+
+def _quantile(q):
+    """tan(pi (q - 1/2)) as -1 / tan(pi q) or 1 / tan(pi (1 - q)): the argument near the pole stays exact."""
+    lower = anp.less(q, 0.5)
+    small = anp.where(lower, q, 1.0 - q)
+    return anp.where(lower, -1.0, 1.0) / anp.tan(math.pi * small)
 
 
 def ppf(q, loc=0.0, scale=1.0):
     q, loc, scale = floats("cauchy.ppf", q, loc, scale)
-    return valid(loc + scale * anp.tan(math.pi * (q - 0.5)), positive(scale))
+    return valid(loc + scale * _quantile(q), positive(scale))
 
 
 def isf(q, loc=0.0, scale=1.0):
     q, loc, scale = floats("cauchy.isf", q, loc, scale)
-    return valid(loc - scale * anp.tan(math.pi * (q - 0.5)), positive(scale))
+    return valid(loc - scale * _quantile(q), positive(scale))

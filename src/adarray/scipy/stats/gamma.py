@@ -12,7 +12,7 @@ import numpy as np
 
 from ... import numpy as anp
 from .. import special
-from ._common import floats, inside, positive, valid
+from ._common import floats, inside, log_probability, positive, valid
 
 
 def _standard(name, x, a, loc, scale):
@@ -41,7 +41,7 @@ def cdf(x, a, loc=0.0, scale=1.0):
 
 
 def logcdf(x, a, loc=0.0, scale=1.0):
-    return anp.log(cdf(x, a, loc, scale))
+    return log_probability(cdf(x, a, loc, scale), sf(x, a, loc, scale))
 
 
 def sf(x, a, loc=0.0, scale=1.0):
@@ -50,4 +50,4 @@ def sf(x, a, loc=0.0, scale=1.0):
 
 
 def logsf(x, a, loc=0.0, scale=1.0):
-    return anp.log(sf(x, a, loc, scale))
+    return log_probability(sf(x, a, loc, scale), cdf(x, a, loc, scale))

@@ -9,7 +9,7 @@ import numpy as np
 
 from ... import numpy as anp
 from .. import special
-from ._common import floats, inside, is_integer, valid
+from ._common import floats, inside, is_integer, log_probability, valid
 
 
 def _valid(p):
@@ -43,7 +43,7 @@ def cdf(k, p, loc=0.0):
 
 
 def logcdf(k, p, loc=0.0):
-    return anp.log(cdf(k, p, loc))
+    return log_probability(cdf(k, p, loc), sf(k, p, loc))
 
 
 def sf(k, p, loc=0.0):

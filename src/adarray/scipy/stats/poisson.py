@@ -12,7 +12,7 @@ import numpy as np
 
 from ... import numpy as anp
 from .. import special
-from ._common import floats, inside, is_integer, valid
+from ._common import floats, inside, is_integer, log_probability, valid
 
 
 def logpmf(k, mu, loc=0.0):
@@ -41,7 +41,7 @@ def cdf(k, mu, loc=0.0):
 
 
 def logcdf(k, mu, loc=0.0):
-    return anp.log(cdf(k, mu, loc))
+    return log_probability(cdf(k, mu, loc), sf(k, mu, loc))
 
 
 def sf(k, mu, loc=0.0):
@@ -50,4 +50,4 @@ def sf(k, mu, loc=0.0):
 
 
 def logsf(k, mu, loc=0.0):
-    return anp.log(sf(k, mu, loc))
+    return log_probability(sf(k, mu, loc), cdf(k, mu, loc))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ... import numpy as anp
 from .. import special
-from ._common import LOG_PI, floats, inside, positive, valid
+from ._common import LOG_PI, floats, inside, log_probability, positive, valid
 
 TINY = 1e-50  # below this |y|, cdf = 1/2 + pdf(0) y exactly in float64
 
@@ -53,7 +53,7 @@ def cdf(x, df, loc=0.0, scale=1.0):
 
 
 def logcdf(x, df, loc=0.0, scale=1.0):
-    return anp.log(cdf(x, df, loc, scale))
+    return log_probability(cdf(x, df, loc, scale), sf(x, df, loc, scale))
 
 
 def sf(x, df, loc=0.0, scale=1.0):
@@ -62,6 +62,6 @@ def sf(x, df, loc=0.0, scale=1.0):
 
 
 def logsf(x, df, loc=0.0, scale=1.0):
-    return anp.log(sf(x, df, loc, scale))
+    return log_probability(sf(x, df, loc, scale), cdf(x, df, loc, scale))
 
 

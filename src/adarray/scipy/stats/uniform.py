@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import numpy as anp
-from ._common import floats, positive, valid
+from ._common import floats, log_or_minus_inf, positive, valid
 
 
 def _standard(name, x, loc, scale):
@@ -32,7 +32,7 @@ def cdf(x, loc=0.0, scale=1.0):
 
 
 def logcdf(x, loc=0.0, scale=1.0):
-    return anp.log(cdf(x, loc, scale))
+    return log_or_minus_inf(cdf(x, loc, scale))
 
 
 def sf(x, loc=0.0, scale=1.0):
@@ -41,7 +41,7 @@ def sf(x, loc=0.0, scale=1.0):
 
 
 def logsf(x, loc=0.0, scale=1.0):
-    return anp.log(sf(x, loc, scale))
+    return log_or_minus_inf(sf(x, loc, scale))
 
 
 def ppf(q, loc=0.0, scale=1.0):
