@@ -7,6 +7,7 @@ import scipy.stats as st
 
 import adarray as ad
 import adarray.numpy as anp
+from adarray.primitives import elementwise
 from adarray.scipy import stats
 
 rng = np.random.default_rng(11)
@@ -192,11 +193,12 @@ SECOND_ORDER = {
 
 
 # Reverse over reverse through a cotangent that is 0 at the point but not in its neighbourhood (the
-# y * pdf(0, df) term of t.cdf at y == 0): the zero-cotangent guard of singular partials in
-# primitives/rules.py selects on the cotangent's value, so the outer derivative loses that path
-# (also for x * log(y) at x == 0). Fixed on main by `safe_mul` (0198e4c): remove the mark after merging.
+# y * pdf(0, df) term of t.cdf at y == 0): before `safe_mul`, the zero-cotangent guard of singular
+# partials in primitives/rules.py selected on the cotangent's value, so the outer derivative lost that
+# path (also for x * log(y) at x == 0). The mark applies only to a tree without `safe_mul`.
 _GUARD_ON_COTANGENT_VALUES = pytest.mark.xfail(
-    strict=True, reason="zero-cotangent guard of rules.elementwise selects on values; main's safe_mul fixes it")
+    not hasattr(elementwise, "safe_mul"), strict=True,
+    reason="the zero-cotangent guard of rules.elementwise selects on values (fixed by safe_mul)")
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=_GUARD_ON_COTANGENT_VALUES) if n == "t.cdf at 0" else n

@@ -63,5 +63,3 @@ def sf(x, df, loc=0.0, scale=1.0):
 
 def logsf(x, df, loc=0.0, scale=1.0):
     return log_probability(sf(x, df, loc, scale), cdf(x, df, loc, scale))
-
-
