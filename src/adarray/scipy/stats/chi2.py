@@ -2,7 +2,7 @@
 scale 2).
 
     >>> round(float(cdf(3.0, 2.0)), 12)
-    0.77686983985
+    0.776869839852
 """
 from __future__ import annotations
 
