@@ -10,6 +10,7 @@ Functions are traced into a small typed IR; every derivative is a program
 transformation; programs are simplified and run by the NumPy backend.
 """
 from . import (
+    nn,  # noqa: F401  (activations and losses, as jax.nn)
     numpy,  # noqa: F401  (registers the array methods of tracers)
     tree_util,  # noqa: F401  (pytrees for users: ad.tree_util.tree_map, register_dataclass, ...)
 )

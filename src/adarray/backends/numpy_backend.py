@@ -287,4 +287,4 @@ def _execute(steps, env) -> None:
             env[i] = None
 
 
-from . import numpy_control  # noqa: E402,F401  (control-flow implementations)
+from . import numpy_control, numpy_special  # noqa: E402,F401  (control flow, special functions)

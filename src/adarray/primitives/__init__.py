@@ -2,4 +2,4 @@
 
 Importing this package registers every primitive.
 """
-from . import elementwise, indexing, linalg, reduce, scan, sort, structural  # noqa: F401
+from . import elementwise, indexing, linalg, reduce, scan, sort, special, structural  # noqa: F401

@@ -64,3 +64,113 @@ SINGULAR = ("log", "log1p", "sqrt", "tan", "arcsin", "arccos", "div", "pow", "ar
 
 # Operations whose derivative is zero wherever it exists (piecewise constant).
 PIECEWISE_CONSTANT = ("sign", "floor", "ceil", "round")
+
+
+# --- special functions (primitives/special.py) ------------------------------------------------------
+# There `m` also holds the special binders (digamma, polygamma, xlogy, gammainc_da, betainc_dab, ...).
+# The derivatives of the regularized incomplete gamma P(a, x) and beta I_x(a, b) in their shape
+# parameters have no closed form: they are primitives of their own (gammainc_da, betainc_dab, with a
+# static derivative order) whose own partials are again primitives of the same kind, so the tower closes.
+
+SQRT_PI_OVER_2 = math.sqrt(math.pi) / 2.0
+SQRT_2PI = math.sqrt(2.0 * math.pi)
+HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
+
+
+def exp_derivative(m, g, i: int, j: int = 0):
+    """d^i/da^i d^j/db^j exp(g) divided by exp(g), from the mixed partials g(p, q) of g (p + q >= 1).
+
+    Leibniz on d_a^i d_b^j e^g = d_a^(i-1) d_b^j (g_a e^g) (and likewise in b when i = 0): the
+    complete Bell polynomials in two variables. Returns None for the empty derivative (i = j = 0: 1).
+    """
+    table = {(0, 0): None}
+
+    def term(coefficient, factor, rest):
+        product = factor if rest is None else m.mul(factor, rest)
+        return product if coefficient == 1 else m.mul(float(coefficient), product)
+
+    def total(parts):
+        out = parts[0]
+        for part in parts[1:]:
+            out = m.add(out, part)
+        return out
+
+    for p in range(i + 1):
+        for q in range(j + 1):
+            if (p, q) == (0, 0):
+                continue
+            if p >= 1:
+                parts = [term(math.comb(p - 1, s) * math.comb(q, t), g(s + 1, t), table[(p - 1 - s, q - t)])
+                         for s in range(p) for t in range(q + 1)]
+            else:
+                parts = [term(math.comb(q - 1, t), g(0, t + 1), table[(0, q - 1 - t)]) for t in range(q)]
+            table[(p, q)] = total(parts)
+    return table[(i, j)]
+
+
+def gamma_density_da(m, a, x, order: int):
+    """d^order/da^order of the gamma density x^(a-1) e^(-x) / Gamma(a): the x-partial of gammainc_da."""
+    density = m.exp(m.sub(m.sub(m.xlogy(m.sub(a, 1.0), x), x), m.gammaln(a)))
+    log_derivative = lambda p, q: (m.sub(m.log(x), m.digamma(a)) if p == 1
+                                   else m.neg(m.polygamma(a, p - 1)))
+    factor = exp_derivative(m, log_derivative, order)
+    return density if factor is None else m.mul(density, factor)
+
+
+def beta_density_dab(m, a, b, x, da: int, db: int):
+    """d^da/da d^db/db of the beta density x^(a-1) (1-x)^(b-1) / B(a, b): the x-partial of betainc_dab."""
+    density = m.exp(m.sub(m.add(m.xlogy(m.sub(a, 1.0), x), m.xlog1py(m.sub(b, 1.0), m.neg(x))), m.betaln(a, b)))
+    total = m.add(a, b)
+
+    def log_derivative(p, q):  # mixed partials of (a-1) log x + (b-1) log(1-x) - betaln(a, b)
+        if (p, q) == (1, 0):
+            return m.add(m.sub(m.log(x), m.digamma(a)), m.digamma(total))
+        if (p, q) == (0, 1):
+            return m.add(m.sub(m.log1p(m.neg(x)), m.digamma(b)), m.digamma(total))
+        shared = m.polygamma(total, p + q - 1)
+        if q == 0:
+            return m.sub(shared, m.polygamma(a, p - 1))
+        if p == 0:
+            return m.sub(shared, m.polygamma(b, q - 1))
+        return shared
+
+    factor = exp_derivative(m, log_derivative, da, db)
+    return density if factor is None else m.mul(density, factor)
+
+
+def _i1e_partials(m, x, out):
+    # i1e' = i0e - i1e (sign x + 1/x); its limit at x = 0 is 1/2 (a removable singularity)
+    at_zero = m.eq(x, 0.0)
+    safe = m.select(at_zero, m.full_like(x, 1.0), x)
+    general = m.sub(m.i0e(x), m.mul(out, m.add(m.sign(x), m.div(1.0, safe))))
+    return (m.select(at_zero, m.full_like(x, 0.5), general),)
+
+
+PARTIALS.update({
+    "erfc": lambda m, x, out: (m.mul(-TWO_OVER_SQRT_PI, m.exp(m.neg(m.mul(x, x)))),),
+    "erfinv": lambda m, x, out: (m.mul(SQRT_PI_OVER_2, m.exp(m.mul(out, out))),),
+    "ndtri": lambda m, x, out: (m.mul(SQRT_2PI, m.exp(m.mul(0.5, m.mul(out, out)))),),
+    # phi(x) / Phi(x) = exp(-x^2/2 - log sqrt(2 pi) - log Phi(x)): no overflow or 0/0 in the lower tail
+    "log_ndtr": lambda m, x, out: (m.exp(m.sub(m.sub(m.mul(-0.5, m.mul(x, x)), HALF_LOG_2PI), out)),),
+    "gammaln": lambda m, x, out: (m.digamma(x),),
+    "digamma": lambda m, x, out: (m.polygamma(x, 1),),
+    "polygamma": lambda m, x, out, *, order: (m.polygamma(x, order + 1),),
+    "i0e": lambda m, x, out: (m.sub(m.i1e(x), m.mul(m.sign(x), out)),),
+    "i1e": _i1e_partials,
+    # JAX's convention: d/dx x log y = log y and d/dy = x / y, also where x == 0
+    "xlogy": lambda m, x, y, out: (m.log(y), m.div(x, y)),
+    "xlog1py": lambda m, x, y, out: (m.log1p(y), m.div(x, m.add(y, 1.0))),
+    "betaln": lambda m, a, b, out: (m.sub(m.digamma(a), m.digamma(m.add(a, b))),
+                                    m.sub(m.digamma(b), m.digamma(m.add(a, b)))),
+    "gammainc": lambda m, a, x, out: (m.gammainc_da(a, x, 1), gamma_density_da(m, a, x, 0)),
+    "gammaincc": lambda m, a, x, out: (m.neg(m.gammainc_da(a, x, 1)), m.neg(gamma_density_da(m, a, x, 0))),
+    "gammainc_da": lambda m, a, x, out, *, order: (m.gammainc_da(a, x, order + 1),
+                                                   gamma_density_da(m, a, x, order)),
+    "betainc": lambda m, a, b, x, out: (m.betainc_dab(a, b, x, 1, 0), m.betainc_dab(a, b, x, 0, 1),
+                                        beta_density_dab(m, a, b, x, 0, 0)),
+    "betainc_dab": lambda m, a, b, x, out, *, da, db: (m.betainc_dab(a, b, x, da + 1, db),
+                                                       m.betainc_dab(a, b, x, da, db + 1),
+                                                       beta_density_dab(m, a, b, x, da, db)),
+})
+SINGULAR += ("erfinv", "ndtri", "gammaln", "digamma", "polygamma", "xlogy", "xlog1py", "betaln", "gammainc",
+             "gammaincc", "gammainc_da", "betainc", "betainc_dab", "i1e")

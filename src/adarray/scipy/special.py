@@ -1,0 +1,238 @@
+"""adarray.scipy.special: scipy.special look-alikes, differentiable to any order.
+
+    import adarray.scipy.special as sps
+    sps.logsumexp(x, axis=1)              # traced inside ad.grad / ad.jit, computed directly otherwise
+    ad.grad(lambda a: sps.gammainc(a, 2.0))(3.0)   # derivatives in the shape parameter too
+
+Arguments broadcast and promote as in NumPy (integers compute in float64). The transcendental
+functions are primitives (primitives/special.py) whose partial derivatives are written once in
+primitives/scalar.py; the others are compositions of them. Conventions:
+
+* xlogy(x, y) and xlog1py(x, y) are 0 where x == 0; their derivatives follow JAX
+  (d/dx = log(y), d/dy = x / y, also where x == 0); a zero tangent contributes 0, whatever the
+  value of the partial derivative.
+* logsumexp of only -inf entries is -inf with zero gradient; softmax and log_softmax subtract the
+  maximum first, so softmax([1000, 0]) is [1, 0].
+* gammainc, gammaincc and betainc are differentiable in their shape parameters (a, b) by
+  series and continued fractions (accurate to about 1e-10 relative).
+"""
+from __future__ import annotations
+
+import math
+import operator
+
+import numpy as np
+
+from .. import numpy as anp
+from ..core.errors import ArgumentError
+from ..numpy._core import asvalue, cast, float_dtype, normalize_axes, prepare, shape
+from ..primitives import special as prims
+from ..primitives.structural import reshape as reshape_exact
+
+__all__ = [
+    "betainc", "betaln", "digamma", "entr", "erf", "erfc", "erfinv", "expit", "gammainc", "gammaincc", "gammaln",
+    "i0", "i0e", "i1", "i1e", "kl_div", "log_ndtr", "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr",
+    "ndtri", "polygamma", "psi", "rel_entr", "softmax", "xlog1py", "xlogy",
+]
+
+
+def _floats(name, *values):
+    """Broadcast to one shape and promote to one floating dtype."""
+    return prepare(name, *values, dtype=float_dtype(*values))
+
+
+def _unary(primitive_binder, name, doc):
+    def fn(x):
+        (x,) = _floats(name, x)
+        return primitive_binder(x)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+erfc = _unary(prims.erfc, "erfc", "1 - erf(x), accurate where erf(x) is close to 1 (a primitive).")
+erfinv = _unary(prims.erfinv, "erfinv", "The inverse of erf on (-1, 1).")
+ndtri = _unary(prims.ndtri, "ndtri", "The inverse of the standard normal CDF on (0, 1).")
+log_ndtr = _unary(prims.log_ndtr, "log_ndtr", "log of the standard normal CDF, accurate far into the lower tail.")
+gammaln = _unary(prims.gammaln, "gammaln", "log |Gamma(x)|; its derivative is digamma.")
+digamma = psi = _unary(prims.digamma, "digamma", "d/dx log Gamma(x); its derivative is polygamma(1, x).")
+i0e = _unary(prims.i0e, "i0e", "exp(-|x|) I_0(x): the exponentially scaled modified Bessel function of order 0.")
+i1e = _unary(prims.i1e, "i1e", "exp(-|x|) I_1(x): the exponentially scaled modified Bessel function of order 1.")
+erf = anp.erf
+expit = anp.sigmoid
+
+
+def _binary(primitive_binder, name, doc):
+    def fn(x, y):
+        return primitive_binder(*_floats(name, x, y))
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+xlogy = _binary(prims.xlogy, "xlogy", "x * log(y), 0 where x == 0 (derivatives as in JAX).")
+xlog1py = _binary(prims.xlog1py, "xlog1py", "x * log1p(y), 0 where x == 0 (derivatives as in JAX).")
+betaln = _binary(prims.betaln, "betaln", "log |B(a, b)| = gammaln(a) + gammaln(b) - gammaln(a + b), accurately.")
+gammainc = _binary(prims.gammainc, "gammainc",
+                   "The regularized lower incomplete gamma P(a, x), differentiable in a and x.")
+gammaincc = _binary(prims.gammaincc, "gammaincc",
+                    "The regularized upper incomplete gamma Q(a, x) = 1 - P(a, x), accurate where P is near 1.")
+
+
+def betainc(a, b, x):
+    """The regularized incomplete beta function I_x(a, b), differentiable in a, b and x.
+
+    >>> float(betainc(2.0, 3.0, 0.5))
+    0.6875
+    """
+    return prims.betainc(*_floats("betainc", a, b, x))
+
+
+def _static_int(value, name, what):
+    try:
+        integer = operator.index(np.asarray(value).item()) if np.ndim(value) == 0 else None
+    except (TypeError, ValueError):
+        integer = None
+    if integer is None:
+        raise ArgumentError(f"{name}: {what} must be a concrete integer (static), got {value!r}")
+    return integer
+
+
+def polygamma(n, x):
+    """The n-th derivative of digamma, psi^(n)(x), for a static integer n >= 0.
+
+    >>> round(float(polygamma(1, 1.0)), 12)     # pi^2 / 6
+    1.644934066848
+    """
+    order = _static_int(n, "polygamma", "the order n")
+    if order < 0:
+        raise ArgumentError(f"polygamma: the order n must be >= 0, got {order}")
+    (x,) = _floats("polygamma", x)
+    return prims.digamma(x) if order == 0 else prims.polygamma(x, order)
+
+
+def multigammaln(a, d):
+    """The log of the multivariate gamma function of dimension d (static):
+    d (d - 1) / 4 log(pi) + sum_j gammaln(a - j / 2), j = 0 .. d - 1."""
+    dimension = _static_int(d, "multigammaln", "the dimension d")
+    (a,) = _floats("multigammaln", a)
+    total = dimension * (dimension - 1) * 0.25 * math.log(math.pi)
+    for j in range(dimension):
+        total = anp.add(total, prims.gammaln(anp.subtract(a, 0.5 * j)))
+    return anp.add(anp.zeros_like(a), total) if dimension == 0 else total
+
+
+def ndtr(x):
+    """The standard normal CDF, 0.5 erfc(-x / sqrt 2) (accurate in the lower tail)."""
+    (x,) = _floats("ndtr", x)
+    return anp.multiply(0.5, prims.erfc(anp.multiply(x, -1.0 / math.sqrt(2.0))))
+
+
+def logit(p):
+    """log(p / (1 - p)), the inverse of expit."""
+    (p,) = _floats("logit", p)
+    return anp.subtract(anp.log(p), anp.log1p(anp.negative(p)))
+
+
+def i0(x):
+    """The modified Bessel function of the first kind of order 0."""
+    (x,) = _floats("i0", x)
+    return anp.multiply(prims.i0e(x), anp.exp(anp.abs(x)))
+
+
+def i1(x):
+    """The modified Bessel function of the first kind of order 1."""
+    (x,) = _floats("i1", x)
+    return anp.multiply(prims.i1e(x), anp.exp(anp.abs(x)))
+
+
+def entr(x):
+    """-x log(x) for x > 0, 0 at 0, -inf for x < 0 (elementwise entropy)."""
+    (x,) = _floats("entr", x)
+    return anp.where(anp.less(x, 0.0), -np.inf, anp.negative(prims.xlogy(x, x)))
+
+
+def _relative_entropy(name, x, y, extra):
+    x, y = _floats(name, x, y)
+    inside = anp.logical_and(anp.greater(x, 0.0), anp.greater(y, 0.0))
+    # Operands replaced outside the domain, so that no NaN of the untaken branch reaches a gradient.
+    safe_x, safe_y = anp.where(inside, x, 1.0), anp.where(inside, y, 1.0)
+    value = anp.multiply(safe_x, anp.log(anp.divide(safe_x, safe_y)))
+    at_zero = anp.logical_and(anp.equal(x, 0.0), anp.greater_equal(y, 0.0))
+    if extra:
+        return anp.where(inside, value - x + y, anp.where(at_zero, y, np.inf))
+    return anp.where(inside, value, anp.where(at_zero, 0.0, np.inf))
+
+
+def rel_entr(x, y):
+    """x log(x / y) for x, y > 0; 0 for x == 0 <= y; inf otherwise."""
+    return _relative_entropy("rel_entr", x, y, extra=False)
+
+
+def kl_div(x, y):
+    """x log(x / y) - x + y for x, y > 0; y for x == 0 <= y; inf otherwise."""
+    return _relative_entropy("kl_div", x, y, extra=True)
+
+
+# --- reductions along an axis ---------------------------------------------------------------------
+
+def _drop(value, in_shape, axes, keepdims):
+    if keepdims:
+        return value
+    return reshape_exact(value, tuple(n for i, n in enumerate(in_shape) if i not in axes))
+
+
+def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
+    """log(sum(b * exp(a))) over `axis` without overflow, as scipy.special.logsumexp.
+
+    With `b`, entries where b == 0 are ignored and a negative sum gives NaN, unless `return_sign`,
+    which returns (log |sum|, sign(sum)). Where every entry is -inf (or every b is 0) the result is
+    -inf with zero gradient.
+
+    >>> float(logsumexp(np.array([1000.0, 1000.0])))
+    1000.6931471805599
+    """
+    if b is None and not return_sign:
+        return anp.logsumexp(a, axis, keepdims)
+    if b is None:
+        (a,) = _floats("logsumexp", a)
+        b = anp.ones_like(a)
+    else:
+        a, b = _floats("logsumexp", a, b)
+    axes = normalize_axes(axis, len(shape(a)), "logsumexp")
+    masked = anp.where(anp.not_equal(b, 0.0), a, -np.inf)
+    peak = anp.stop_gradient(anp.max(masked, axis=axes, keepdims=True)) if axes else anp.stop_gradient(masked)
+    finite = anp.isfinite(peak)
+    base = anp.where(finite, peak, 0.0)
+    total = anp.sum(anp.multiply(b, anp.exp(anp.where(finite, masked - base, -np.inf))), axis=axes, keepdims=True)
+    magnitude = anp.abs(total)
+    log_magnitude = anp.where(finite, anp.log(anp.where(finite, magnitude, 1.0)) + base, peak)
+    sign = anp.where(finite, anp.sign(total), anp.where(anp.greater(peak, 0.0), 1.0, 0.0))
+    if return_sign:
+        return _drop(log_magnitude, shape(a), axes, keepdims), _drop(sign, shape(a), axes, keepdims)
+    out = anp.where(anp.less(sign, 0.0), np.nan, log_magnitude)
+    return _drop(out, shape(a), axes, keepdims)
+
+
+def softmax(x, axis=None):
+    """exp(x) / sum(exp(x)) over `axis` (all axes by default, as SciPy), shifted by the maximum first."""
+    x = asvalue(x)
+    x = cast(x, float_dtype(x))
+    axes = normalize_axes(axis, len(shape(x)), "softmax")
+    if not axes:
+        return anp.ones_like(x)
+    unnormalized = anp.exp(x - anp.stop_gradient(anp.max(x, axis=axes, keepdims=True)))
+    return unnormalized / anp.sum(unnormalized, axis=axes, keepdims=True)
+
+
+def log_softmax(x, axis=None):
+    """x - logsumexp(x) over `axis` (all axes by default, as SciPy), without overflow."""
+    x = asvalue(x)
+    x = cast(x, float_dtype(x))
+    axes = normalize_axes(axis, len(shape(x)), "log_softmax")
+    if not axes:
+        return anp.zeros_like(x)
+    shifted = x - anp.stop_gradient(anp.max(x, axis=axes, keepdims=True))
+    return shifted - anp.log(anp.sum(anp.exp(shifted), axis=axes, keepdims=True))
