@@ -223,7 +223,7 @@ def _scatter(x, updates, *indices, spec, op):
 @impl("einsum")
 def _einsum(a, b, *, spec):
     (sa, sb), so = parse_spec(spec)
-    if sa[-1:] == sb[:1] and sa[-1] not in so and len(sb) <= 2 and so == sa[:-1] + sb[1:]:
+    if sa and sa[-1:] == sb[:1] and sa[-1] not in so and len(sb) <= 2 and so == sa[:-1] + sb[1:]:
         return np.matmul(a, b) if len(sa) <= 2 else np.tensordot(a, b, axes=1)
     return np.einsum(spec, a, b, optimize=True)
 
