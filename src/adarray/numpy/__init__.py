@@ -15,6 +15,9 @@ import types
 import numpy as _np
 
 from ..tracing import ARRAY_METHODS
+
+# --- added by the numpy-functions work (issue 10) ---
+from ._array import Array, wrap_functions
 from ._counting import bincount, histogram
 from ._creation import (
     arange,
@@ -88,6 +91,7 @@ from ._math import (
     true_divide,
     where,
 )
+from ._matrix import cross, diag, diagflat, diagonal, kron, trace, tri, tril, triu
 from ._reductions import (
     all,
     amax,
@@ -110,9 +114,14 @@ from ._reductions import (
     var,
 )
 from ._shape import (
+    atleast_1d,
+    atleast_2d,
+    atleast_3d,
     broadcast_arrays,
     broadcast_to,
+    column_stack,
     concatenate,
+    dstack,
     expand_dims,
     flatten,
     flip,
@@ -121,6 +130,7 @@ from ._shape import (
     ravel,
     repeat,
     reshape,
+    row_stack,
     split,
     squeeze,
     stack,
@@ -168,5 +178,6 @@ def _method_table():
     return table
 
 
+wrap_functions(globals())  # concrete results are `Array`s (an ndarray with .at[] and traced indexing)
 ARRAY_METHODS.update(_method_table())
 __all__ = sorted(name for name in dir() if not name.startswith("_") and name not in ("annotations", "types"))

@@ -198,10 +198,32 @@ class Tracer:
         self._concrete("int()", "Keep it an array; mark the argument static (static_argnums) if it is fixed.")
 
     def __index__(self):
-        self._concrete("Using it as a Python index", "Index with it directly: x[i] accepts traced integers.")
+        self._concrete(
+            "Using it as a Python index",
+            "Index an adarray value with it directly (x[i] accepts traced integers); to index a NumPy "
+            "array `table`, write anp.asarray(table)[i] or anp.take(table, i).",
+        )
 
     def __array__(self, dtype=None, copy=None):
-        self._concrete("np.asarray()", "Use adarray.numpy functions (import adarray.numpy as anp) on traced values.")
+        self._concrete(
+            "np.asarray() (or indexing a NumPy array with it, or storing it into one)",
+            "Use adarray.numpy functions (import adarray.numpy as anp) on traced values. To index a NumPy "
+            "array `table` with a traced index i, write anp.asarray(table)[i] or anp.take(table, i); to put "
+            "traced values into an array, build it with anp.array([...]) or x.at[i].set(v).",
+        )
+
+    def __setitem__(self, index, value):
+        raise TracingError(
+            f"x[index] = value on a traced value ({self.aval}): traced arrays are immutable. "
+            "Write x = x.at[index].set(value) (or .add, .multiply, .min, .max) instead."
+        )
+
+    def item(self, *args):
+        self._concrete("item()", "Keep it an array (x[()] or x.reshape(()) for a 0-d one); mark the argument "
+                       "static (static_argnums) if its value is fixed.")
+
+    def tolist(self):
+        self._concrete("tolist()", "Keep it an array (index it, or use list(x) for a list of traced rows).")
 
     def __hash__(self):
         return id(self)
