@@ -42,6 +42,8 @@ for _name, _fn in {
     "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal, "logical_and": np.logical_and,
     "logical_or": np.logical_or, "logical_xor": np.logical_xor, "logical_not": np.logical_not,
     "isfinite": np.isfinite, "select": np.where, "stop_gradient": np.asarray,
+    "arcsinh": np.arcsinh, "arccosh": np.arccosh, "arctanh": np.arctanh, "log2": np.log2, "log10": np.log10,
+    "exp2": np.exp2, "sinc": np.sinc, "hypot": np.hypot,
 }.items():
     _direct(_name, _fn)
 
@@ -282,4 +284,4 @@ def _execute(steps, env) -> None:
             env[i] = None
 
 
-from . import numpy_control  # noqa: E402,F401  (control-flow implementations)
+from . import numpy_control, numpy_sort  # noqa: E402,F401  (control flow; searchsorted)
