@@ -15,8 +15,6 @@ import types
 import numpy as _np
 
 from ..tracing import ARRAY_METHODS
-
-# --- added by the numpy-functions work (issue 10) ---
 from ._array import Array, wrap_functions
 from ._counting import bincount, histogram
 from ._creation import (
@@ -34,33 +32,66 @@ from ._creation import (
 )
 from ._indexing import at, getitem, take, take_along_axis
 from ._linalg import dot, einsum, inner, matmul, norm, outer, tensordot, vdot
+from ._manipulation import (
+    append,
+    array_split,
+    c_,
+    delete,
+    dsplit,
+    fliplr,
+    flipud,
+    hsplit,
+    insert,
+    meshgrid,
+    pad,
+    r_,
+    roll,
+    rot90,
+    vsplit,
+)
 from ._math import (
     abs,
     absolute,
+    acos,
+    acosh,
     add,
     arccos,
+    arccosh,
     arcsin,
+    arcsinh,
     arctan,
     arctan2,
+    arctanh,
+    asin,
+    asinh,
+    atan,
+    atan2,
+    atanh,
     ceil,
     clip,
     cos,
     cosh,
+    deg2rad,
+    degrees,
     divide,
     equal,
     erf,
     exp,
+    exp2,
     expm1,
     floor,
     floor_divide,
     greater,
     greater_equal,
+    hypot,
     isfinite,
     isnan,
     less,
     less_equal,
     log,
     log1p,
+    log2,
+    log10,
     logaddexp,
     logical_and,
     logical_not,
@@ -70,16 +101,22 @@ from ._math import (
     minimum,
     mod,
     multiply,
+    nan_to_num,
     negative,
     not_equal,
+    piecewise,
     positive,
     power,
+    rad2deg,
+    radians,
     reciprocal,
     remainder,
     round,
+    select,
     sigmoid,
     sign,
     sin,
+    sinc,
     sinh,
     softplus,
     sqrt,
@@ -92,6 +129,7 @@ from ._math import (
     where,
 )
 from ._matrix import cross, diag, diagflat, diagonal, kron, trace, tri, tril, triu
+from ._numerical import convolve, correlate, diff, ediff1d, gradient, interp, trapezoid
 from ._reductions import (
     all,
     amax,
@@ -138,6 +176,41 @@ from ._shape import (
     tile,
     transpose,
     vstack,
+)
+from ._sorting import (
+    argpartition,
+    argsort,
+    argwhere,
+    count_nonzero,
+    flatnonzero,
+    nonzero,
+    partition,
+    searchsorted,
+    sort,
+    unique,
+)
+from ._statistics import (
+    average,
+    corrcoef,
+    cov,
+    median,
+    nanargmax,
+    nanargmin,
+    nancumprod,
+    nancumsum,
+    nanmax,
+    nanmean,
+    nanmedian,
+    nanmin,
+    nanpercentile,
+    nanprod,
+    nanquantile,
+    nanstd,
+    nansum,
+    nanvar,
+    percentile,
+    ptp,
+    quantile,
 )
 
 float32, float64, int32, int64, bool_ = _np.float32, _np.float64, _np.int32, _np.int64, _np.bool_

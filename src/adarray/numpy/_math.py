@@ -161,8 +161,19 @@ def remainder(x, y):
 mod = remainder
 
 
-def where(condition, x, y):
-    """Select from x where condition holds, else from y (only the chosen side is differentiated)."""
+def where(condition, x=None, y=None, *, size=None, fill_value=None):
+    """Select from x where condition holds, else from y (only the chosen side is differentiated).
+
+    With the condition alone it is nonzero(condition): concrete arrays only, unless `size` is given.
+    """
+    if x is None and y is None:
+        from ._sorting import nonzero
+
+        return nonzero(condition, size=size, fill_value=fill_value)
+    if x is None or y is None:
+        from ..core.errors import ShapeError
+
+        raise ShapeError("where: give both x and y, or neither (then it is nonzero(condition))")
     a, b = prepare("where", x, y)  # the condition is not promoted with them: it stays boolean
     condition = cast(asvalue(condition), np.bool_)
     out_shape = broadcast_shapes("where", shape(condition), shape(a))

@@ -195,8 +195,9 @@ def split(x, indices_or_sections, axis=0):
             raise ShapeError(f"split: {length} elements do not divide into {sections} equal sections")
         bounds = [length // sections * i for i in range(sections + 1)]
     else:
-        bounds = [0, *[min(max(int(i), 0), length) for i in indices_or_sections], length]
-    return [_window(x, axis, a, max(a, b)) for a, b in zip(bounds[:-1], bounds[1:])]
+        bounds = [0, *[int(i) for i in indices_or_sections], length]
+    windows = [slice(a, b).indices(length)[:2] for a, b in zip(bounds[:-1], bounds[1:])]  # Python slicing
+    return [_window(x, axis, a, max(a, b)) for a, b in windows]
 
 
 def flip(x, axis=None):
