@@ -372,8 +372,8 @@ def test_unique_on_plain_arrays_and_with_size_under_tracing():
     _assert_same(anp.unique(x, return_index=True, return_inverse=True, return_counts=True), expected, exact=True)
     traced = ad.jit(lambda x: anp.unique(x, return_index=True, return_inverse=True, return_counts=True, size=5,
                                          fill_value=-1.0))(x)
-    _assert_same(traced, tuple(map(np.array, ([1.0, 2.0, 3.0, -1.0, -1.0], [1, 2, 0, 0, 0], expected[2], [2, 1, 3, 0, 0]))),
-                 exact=True)
+    expected_traced = ([1.0, 2.0, 3.0, -1.0, -1.0], [1, 2, 0, 0, 0], expected[2], [2, 1, 3, 0, 0])
+    _assert_same(traced, tuple(map(np.array, expected_traced)), exact=True)
     np.testing.assert_array_equal(ad.jit(lambda x: anp.unique(x, size=2))(x), [1.0, 2.0])
     grad = ad.grad(lambda x: anp.sum(anp.unique(x, size=3) * np.array([1.0, 10.0, 100.0])))(x)
     np.testing.assert_array_equal(grad, [100.0, 1.0, 10.0, 0.0, 0.0, 0.0])  # first occurrences

@@ -245,6 +245,12 @@ def _method_table():
         "sign": sign, "floor": floor, "ceil": ceil, "logical_and": logical_and, "logical_or": logical_or,
         "logical_not": logical_not, "reciprocal": reciprocal,
     }
+    ufuncs.update({name: globals()[name] for name in (
+        "log2", "log10", "exp2", "hypot", "arcsinh", "arccosh", "arctanh", "deg2rad", "rad2deg", "radians",
+        "degrees", "sinh", "cosh", "arctan2", "positive", "logical_xor", "isfinite", "isnan", "fmod"
+    ) if name in globals()})
+    table.update({"argsort": argsort, "diagonal": diagonal, "nonzero": nonzero,
+                  "searchsorted": searchsorted})
     table.update({f"ufunc.{name}": fn for name, fn in ufuncs.items()})
     public = {name: fn for name, fn in globals().items() if callable(fn) and not name.startswith("_")}
     table.update({f"function.{name}": fn for name, fn in public.items()})

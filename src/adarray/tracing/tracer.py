@@ -276,7 +276,8 @@ for _name in ("neg", "pos", "abs", "invert", "lt", "le", "gt", "ge", "eq", "ne",
     setattr(Tracer, f"__{_name}__", _method(_name))
 for _name in ("sum", "prod", "max", "min", "mean", "var", "std", "reshape", "astype", "transpose",
               "argmax", "argmin", "all", "any", "squeeze", "flatten", "ravel", "dot", "clip",
-              "cumsum", "cumprod", "take", "swapaxes", "repeat"):
+              "cumsum", "cumprod", "take", "swapaxes", "repeat", "argsort", "diagonal", "nonzero",
+              "searchsorted"):
     setattr(Tracer, _name, _method(_name))
 Tracer.T = property(lambda self: ARRAY_METHODS["T"](self))
 Tracer.at = property(lambda self: ARRAY_METHODS["at"](self))
