@@ -29,7 +29,8 @@ from adarray.transforms.jvp import jvp_program
 # derivative is a convention (abs'(0) = 0, the first argument wins a tie); the compositions must
 # still agree with each other and with the first-order rule.
 KINKED_AT_ZERO = {"abs", "sign", "floor", "ceil", "round", "rem", "floor_divide", "maximum", "minimum",
-                  "reduce", "scan", "scatter", "argsort", "sort", "reduce_by_index", "segment_reduce"}
+                  "reduce", "scan", "scatter", "argsort", "sort", "reduce_by_index", "segment_reduce",
+                  "hypot", "i0e"}
 # Samplers whose domain excludes 0 in a way that evaluation cannot detect: the sample kernels
 # iterate Newton's method to a relative tolerance, which never ends near a = 0 from the negative side.
 NOT_AT_ZERO = {"kernel"}

@@ -42,6 +42,8 @@ for _name, _fn in {
     "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal, "logical_and": np.logical_and,
     "logical_or": np.logical_or, "logical_xor": np.logical_xor, "logical_not": np.logical_not,
     "isfinite": np.isfinite, "select": np.where, "stop_gradient": np.asarray,
+    "arcsinh": np.arcsinh, "arccosh": np.arccosh, "arctanh": np.arctanh, "log2": np.log2, "log10": np.log10,
+    "exp2": np.exp2, "sinc": np.sinc, "hypot": np.hypot,
 }.items():
     _direct(_name, _fn)
 
@@ -228,7 +230,7 @@ def _scatter(x, updates, *indices, spec, op):
 @impl("einsum")
 def _einsum(a, b, *, spec):
     (sa, sb), so = parse_spec(spec)
-    if sa[-1:] == sb[:1] and sa[-1] not in so and len(sb) <= 2 and so == sa[:-1] + sb[1:]:
+    if sa and sa[-1:] == sb[:1] and sa[-1] not in so and len(sb) <= 2 and so == sa[:-1] + sb[1:]:
         return np.matmul(a, b) if len(sa) <= 2 else np.tensordot(a, b, axes=1)
     return np.einsum(spec, a, b, optimize=True)
 
@@ -287,4 +289,4 @@ def _execute(steps, env) -> None:
             env[i] = None
 
 
-from . import numpy_control, numpy_special  # noqa: E402,F401  (control flow, special functions)
+from . import numpy_control, numpy_sort, numpy_special  # noqa: E402,F401  (control flow; searchsorted; special functions)

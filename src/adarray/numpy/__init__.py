@@ -15,6 +15,7 @@ import types
 import numpy as _np
 
 from ..tracing import ARRAY_METHODS
+from ._array import Array, wrap_functions
 from ._counting import bincount, histogram
 from ._creation import (
     arange,
@@ -31,33 +32,66 @@ from ._creation import (
 )
 from ._indexing import at, getitem, take, take_along_axis
 from ._linalg import dot, einsum, inner, matmul, norm, outer, tensordot, vdot
+from ._manipulation import (
+    append,
+    array_split,
+    c_,
+    delete,
+    dsplit,
+    fliplr,
+    flipud,
+    hsplit,
+    insert,
+    meshgrid,
+    pad,
+    r_,
+    roll,
+    rot90,
+    vsplit,
+)
 from ._math import (
     abs,
     absolute,
+    acos,
+    acosh,
     add,
     arccos,
+    arccosh,
     arcsin,
+    arcsinh,
     arctan,
     arctan2,
+    arctanh,
+    asin,
+    asinh,
+    atan,
+    atan2,
+    atanh,
     ceil,
     clip,
     cos,
     cosh,
+    deg2rad,
+    degrees,
     divide,
     equal,
     erf,
     exp,
+    exp2,
     expm1,
     floor,
     floor_divide,
     greater,
     greater_equal,
+    hypot,
     isfinite,
     isnan,
     less,
     less_equal,
     log,
     log1p,
+    log2,
+    log10,
     logaddexp,
     logical_and,
     logical_not,
@@ -67,16 +101,22 @@ from ._math import (
     minimum,
     mod,
     multiply,
+    nan_to_num,
     negative,
     not_equal,
+    piecewise,
     positive,
     power,
+    rad2deg,
+    radians,
     reciprocal,
     remainder,
     round,
+    select,
     sigmoid,
     sign,
     sin,
+    sinc,
     sinh,
     softplus,
     sqrt,
@@ -88,6 +128,8 @@ from ._math import (
     true_divide,
     where,
 )
+from ._matrix import cross, diag, diagflat, diagonal, kron, trace, tri, tril, triu
+from ._numerical import convolve, correlate, diff, ediff1d, gradient, interp, trapezoid
 from ._reductions import (
     all,
     amax,
@@ -110,9 +152,14 @@ from ._reductions import (
     var,
 )
 from ._shape import (
+    atleast_1d,
+    atleast_2d,
+    atleast_3d,
     broadcast_arrays,
     broadcast_to,
+    column_stack,
     concatenate,
+    dstack,
     expand_dims,
     flatten,
     flip,
@@ -121,6 +168,7 @@ from ._shape import (
     ravel,
     repeat,
     reshape,
+    row_stack,
     split,
     squeeze,
     stack,
@@ -128,6 +176,41 @@ from ._shape import (
     tile,
     transpose,
     vstack,
+)
+from ._sorting import (
+    argpartition,
+    argsort,
+    argwhere,
+    count_nonzero,
+    flatnonzero,
+    nonzero,
+    partition,
+    searchsorted,
+    sort,
+    unique,
+)
+from ._statistics import (
+    average,
+    corrcoef,
+    cov,
+    median,
+    nanargmax,
+    nanargmin,
+    nancumprod,
+    nancumsum,
+    nanmax,
+    nanmean,
+    nanmedian,
+    nanmin,
+    nanpercentile,
+    nanprod,
+    nanquantile,
+    nanstd,
+    nansum,
+    nanvar,
+    percentile,
+    ptp,
+    quantile,
 )
 
 float32, float64, int32, int64, bool_ = _np.float32, _np.float64, _np.int32, _np.int64, _np.bool_
@@ -162,11 +245,18 @@ def _method_table():
         "sign": sign, "floor": floor, "ceil": ceil, "logical_and": logical_and, "logical_or": logical_or,
         "logical_not": logical_not, "reciprocal": reciprocal,
     }
+    ufuncs.update({name: globals()[name] for name in (
+        "log2", "log10", "exp2", "hypot", "arcsinh", "arccosh", "arctanh", "deg2rad", "rad2deg", "radians",
+        "degrees", "sinh", "cosh", "arctan2", "positive", "logical_xor", "isfinite", "isnan", "fmod"
+    ) if name in globals()})
+    table.update({"argsort": argsort, "diagonal": diagonal, "nonzero": nonzero,
+                  "searchsorted": searchsorted})
     table.update({f"ufunc.{name}": fn for name, fn in ufuncs.items()})
     public = {name: fn for name, fn in globals().items() if callable(fn) and not name.startswith("_")}
     table.update({f"function.{name}": fn for name, fn in public.items()})
     return table
 
 
+wrap_functions(globals())  # concrete results are `Array`s (an ndarray with .at[] and traced indexing)
 ARRAY_METHODS.update(_method_table())
 __all__ = sorted(name for name in dir() if not name.startswith("_") and name not in ("annotations", "types"))

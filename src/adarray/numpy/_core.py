@@ -39,11 +39,18 @@ def asvalue(value):
     """Tracers stay tracers; anything else becomes a NumPy array (lists included)."""
     if isinstance(value, Tracer):
         return value
-    if isinstance(value, (list, tuple)) and any(isinstance(v, Tracer) for v in np.ravel(np.array(value, object))):
-        from ._shape import stack
+    if isinstance(value, (list, tuple)) and holds_tracer(value):
+        from ._shape import stack_nested
 
-        return stack([asvalue(v) for v in value])
+        return stack_nested(value)
     return np.asarray(value)
+
+
+def holds_tracer(value) -> bool:
+    """True if a tracer is `value` or sits anywhere in its nested lists and tuples."""
+    if isinstance(value, (list, tuple)):
+        return any(holds_tracer(v) for v in value)
+    return isinstance(value, Tracer)
 
 
 def result_dtype(*values) -> np.dtype:

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.errors import ShapeError
 from ..tracing import Tracer
-from ._core import DEFAULT_FLOAT, asvalue, cast, dtype, shape
+from ._core import DEFAULT_FLOAT, asvalue, cast, dtype, float_dtype, holds_tracer, shape
 
 
 def array(value, dtype=None):
@@ -39,8 +40,35 @@ def arange(*args, dtype=None):
     return np.arange(*args, dtype=dtype)
 
 
-def linspace(start, stop, num=50, endpoint=True, dtype=None):
-    return np.linspace(start, stop, num, endpoint=endpoint, dtype=dtype)
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
+    """`num` evenly spaced values from start to stop (numpy.linspace); traced start or stop give a
+    traced result, differentiable in both: start + k * (stop - start) / (num - 1), the last value
+    exactly stop (NumPy's formula, so values match it)."""
+    if not holds_tracer([start, stop]):
+        return np.linspace(start, stop, int(num), endpoint=endpoint, retstep=retstep, dtype=dtype, axis=axis)
+    from ._math import add, divide, floor, multiply, subtract, where
+    from ._shape import moveaxis
+
+    num = int(num)
+    if num < 0:
+        raise ShapeError(f"linspace: the number of samples must be non-negative, got {num}")
+    start, stop = asvalue(start), asvalue(stop)
+    compute = float_dtype(start, stop)
+    start, stop = cast(start, compute), cast(stop, compute)
+    delta = subtract(stop, start)
+    steps = np.arange(num, dtype=compute).reshape((-1,) + (1,) * len(shape(delta)))
+    div = num - 1 if endpoint else num
+    step = divide(delta, float(div)) if div > 0 else np.nan
+    values = add(multiply(steps, step if div > 0 else delta), start)
+    if endpoint and num > 1:
+        last = np.arange(num).reshape(steps.shape) == num - 1
+        values = where(last, stop, values)
+    values = moveaxis(values, 0, axis)
+    if dtype is not None and np.issubdtype(np.dtype(dtype), np.integer):
+        values = floor(values)
+    if dtype is not None:
+        values = cast(values, np.dtype(dtype))
+    return (values, step) if retstep else values
 
 
 def zeros_like(x, dtype=None):

@@ -12,6 +12,7 @@ import numpy as np
 from ..core.errors import IndexOutOfRangeError, ShapeError, TracingError
 from ..primitives import indexing, structural
 from ..tracing import Tracer
+from ._array import wrap
 from ._core import asvalue, aval, cast, dtype, normalize_axis, shape
 from ._shape import broadcast_to, reshape
 
@@ -146,10 +147,10 @@ class _IndexUpdate:
         spec, arrays = _spec(shape(self.x), items)
         window = indexing.gather_shape(aval(self.x), spec, [aval(a) for a in arrays])
         values = broadcast_to(cast(values, dtype(self.x)), window)
-        return indexing.scatter(self.x, spec, arrays, values, op)
+        return wrap(indexing.scatter(self.x, spec, arrays, values, op))
 
     def get(self):
-        return getitem(self.x, self.index)
+        return wrap(getitem(self.x, self.index))
 
     def set(self, values):
         return self._apply(values, "set")

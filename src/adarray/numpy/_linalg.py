@@ -9,6 +9,7 @@ import numpy as np
 from ..core.errors import ShapeError, UnsupportedError
 from ..primitives import linalg
 from ._core import asvalue, broadcast_shapes, cast, result_dtype, shape
+from ._einsum import einsum  # noqa: F401 - re-exported
 from ._shape import broadcast_to, ravel
 
 _LETTERS = string.ascii_letters
@@ -108,44 +109,6 @@ def tensordot(a, b, axes=2):
         right[j] = left[i]
     out = [c for i, c in enumerate(left) if i not in axes_a] + [c for j, c in enumerate(right) if j not in axes_b]
     return _contract(f"{''.join(left)},{''.join(right)}->{''.join(out)}", a, b, "tensordot")
-
-
-def einsum(subscripts: str, *operands):
-    """Einstein summation over two or more operands (contracted pairwise, left to right).
-
-    >>> einsum("ij,jk->ik", a, b)  # doctest: +SKIP
-    """
-    subscripts = subscripts.replace(" ", "")
-    if "..." in subscripts:
-        raise UnsupportedError("einsum: '...' is not supported; name the axes")
-    inputs, _, output = subscripts.partition("->")
-    terms = inputs.split(",")
-    if len(terms) != len(operands):
-        raise ShapeError(f"einsum '{subscripts}': {len(terms)} terms for {len(operands)} operands")
-    if not _:
-        counts = {c: inputs.count(c) for c in set(inputs) if c != ","}
-        output = "".join(sorted(c for c, n in counts.items() if n == 1))
-    operands = [asvalue(o) for o in operands]
-    for term, operand in zip(terms, operands):
-        if len(term) != len(shape(operand)):
-            raise ShapeError(f"einsum '{subscripts}': term '{term}' does not fit shape {shape(operand)}")
-        if len(set(term)) != len(term):
-            raise UnsupportedError(f"einsum '{subscripts}': a repeated index within one operand (a diagonal)")
-    if len(operands) == 1:
-        ones = np.ones((), result_dtype(operands[0]))
-        return einsum(f"{terms[0]},->{output}", operands[0], ones)
-    current, current_term = operands[0], terms[0]
-    for k in range(1, len(operands)):
-        later = set("".join(terms[k + 1:])) | set(output)
-        keep = "".join(dict.fromkeys(c for c in current_term + terms[k] if c in later))
-        left, right = _promote(current, operands[k])
-        current = _contract(f"{current_term},{terms[k]}->{keep}", left, right, "einsum")
-        current_term = keep
-    if current_term != output:
-        from ..primitives.structural import transpose
-
-        current = transpose(current, tuple(current_term.index(c) for c in output))
-    return current
 
 
 def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002 - NumPy's name

@@ -161,16 +161,34 @@ def remainder(x, y):
 mod = remainder
 
 
-def where(condition, x, y):
-    """Select from x where condition holds, else from y (only the chosen side is differentiated)."""
+def where(condition, x=None, y=None, *, size=None, fill_value=None):
+    """Select from x where condition holds, else from y (only the chosen side is differentiated).
+
+    With the condition alone it is nonzero(condition): concrete arrays only, unless `size` is given.
+    """
+    if x is None and y is None:
+        from ._sorting import nonzero
+
+        return nonzero(condition, size=size, fill_value=fill_value)
+    if x is None or y is None:
+        from ..core.errors import ShapeError
+
+        raise ShapeError("where: give both x and y, or neither (then it is nonzero(condition))")
     a, b = prepare("where", x, y)  # the condition is not promoted with them: it stays boolean
     condition = cast(asvalue(condition), np.bool_)
     out_shape = broadcast_shapes("where", shape(condition), shape(a))
     return ew.select(*[broadcast_exact(v, out_shape) for v in (condition, a, b)])
 
 
-def clip(x, a_min=None, a_max=None):
-    out = x
+def clip(x, a_min=None, a_max=None, *, min=None, max=None):  # noqa: A002 - NumPy's names
+    """Limit x to [a_min, a_max]; the bounds broadcast (arrays, scalars, or None for no bound).
+
+    minimum(maximum(x, a_min), a_max) as NumPy computes it: x gets the derivative inside the
+    interval and at a tie with a bound, a bound gets it where it is the value.
+    """
+    a_min = min if a_min is None else a_min
+    a_max = max if a_max is None else a_max
+    out = asvalue(x)
     if a_min is not None:
         out = maximum(out, a_min)
     if a_max is not None:
@@ -191,3 +209,87 @@ def isnan(x):
 def stop_gradient(x):
     """The identity whose derivative is zero."""
     return ew.stop_gradient(asvalue(x))
+
+
+# --- more elementwise functions (issue 10): inverse hyperbolics, base-2/10 logs, angles, NaN handling ---
+
+for _name in ("arcsinh", "arccosh", "arctanh", "log2", "log10", "exp2", "sinc"):
+    globals()[_name] = _unary(getattr(ew, _name), _name)
+hypot = _binary(ew.hypot, "hypot", floats=True)
+hypot.__doc__ = "sqrt(x**2 + y**2) without overflow or underflow (numpy.hypot); its gradient at (0, 0) is 0."
+# NumPy 2's array-API names
+asin, acos, atan, atan2 = arcsin, arccos, arctan, arctan2  # noqa: F821 - defined by the loop above
+asinh, acosh, atanh = arcsinh, arccosh, arctanh  # noqa: F821
+
+
+def _scaled(factor, name):
+    def fn(x):
+        x = asvalue(x)
+        return ew.mul(cast(x, float_dtype(x)), factor)
+
+    fn.__name__ = name
+    fn.__doc__ = f"Elementwise {name}: x * {factor!r}, like numpy.{name}."
+    return fn
+
+
+deg2rad = radians = _scaled(np.pi / 180.0, "deg2rad")
+rad2deg = degrees = _scaled(180.0 / np.pi, "rad2deg")
+
+
+def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    """NaN -> `nan`, +inf -> `posinf` (default the largest finite value), -inf -> `neginf`.
+
+    The derivative passes where x is finite and is 0 at the replaced elements.
+    """
+    x = asvalue(x)
+    if not np.issubdtype(dtype(x), np.floating):
+        return x
+    info = np.finfo(dtype(x))
+    posinf = info.max if posinf is None else posinf
+    neginf = info.min if neginf is None else neginf
+    out = where(isnan(x), nan, x)
+    out = where(ew.eq(x, np.full(shape(x), np.inf, dtype(x))), posinf, out)
+    return where(ew.eq(x, np.full(shape(x), -np.inf, dtype(x))), neginf, out)
+
+
+def select(condlist, choicelist, default=0):
+    """The choice of the first true condition per element, else `default` (numpy.select)."""
+    if len(condlist) != len(choicelist):
+        from ..core.errors import ShapeError
+
+        raise ShapeError(f"select: {len(condlist)} conditions for {len(choicelist)} choices")
+    result = default
+    for condition, choice in reversed(list(zip(condlist, choicelist))):
+        result = where(condition, choice, result)
+    return asvalue(result)
+
+
+def piecewise(x, condlist, funclist, *args, **kwargs):
+    """x mapped by funclist[i] where condlist[i] holds (later conditions win, like NumPy); one more
+    function than conditions is the 'otherwise' case; a constant in funclist is a constant value.
+
+    Unlike NumPy, each function is evaluated on all of x (shapes must not depend on values) and its
+    result selected: its values outside the condition are discarded, and so are their derivatives,
+    even where they are NaN (e.g. log of negatives).
+    """
+    x = asvalue(x)
+    if not isinstance(condlist, (list, tuple)):
+        condlist = asvalue(condlist)
+        condlist = list(condlist) if len(shape(condlist)) > len(shape(x)) else [condlist]
+    elif condlist and isinstance(condlist[0], (bool, np.bool_)) and len(shape(x)) != 0:
+        condlist = [condlist]  # NumPy's rule: a flat list of booleans is one condition
+    conditions = [cast(asvalue(c), np.bool_) for c in condlist]
+    if len(funclist) == len(conditions) + 1:  # the 'otherwise' case: no condition holds
+        anything = np.zeros(shape(x), bool)
+        for condition in conditions:
+            anything = logical_or(anything, condition)
+        conditions.append(logical_not(anything))
+    elif len(funclist) != len(conditions):
+        from ..core.errors import ShapeError
+
+        raise ShapeError(f"piecewise: {len(funclist)} functions for {len(conditions)} conditions")
+    result = np.zeros(shape(x), dtype(x))
+    for condition, fn in zip(conditions, funclist):
+        value = fn(x, *args, **kwargs) if callable(fn) else fn
+        result = where(condition, cast(value, dtype(x)) if not is_python_scalar(value) else value, result)
+    return asvalue(result)

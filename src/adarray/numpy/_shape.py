@@ -120,13 +120,61 @@ def stack(xs, axis=0):
     return concatenate([expand_dims(x, axis) for x in xs], axis)
 
 
-def hstack(xs):
+def _at_least(ndim, arrays, layout):
+    out = []
+    for x in arrays:
+        x = asvalue(x)
+        if len(shape(x)) < ndim:
+            x = reshape(x, layout(tuple(shape(x))))
+        out.append(x)
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def atleast_1d(*arrays):
+    """Each array with at least one dimension (a scalar becomes shape (1,))."""
+    return _at_least(1, arrays, lambda s: (1,))
+
+
+def atleast_2d(*arrays):
+    """Each array with at least two dimensions: (N,) becomes (1, N)."""
+    return _at_least(2, arrays, lambda s: (1,) * (2 - len(s)) + s)
+
+
+def atleast_3d(*arrays):
+    """Each array with at least three dimensions: (N,) becomes (1, N, 1), (M, N) becomes (M, N, 1)."""
+    return _at_least(3, arrays, lambda s: {0: (1, 1, 1), 1: (1,) + s + (1,), 2: s + (1,)}[len(s)])
+
+
+def _sequence(xs, name):
     xs = [asvalue(x) for x in xs]
+    if not xs:
+        raise ShapeError(f"{name}: needs at least one array")
+    return xs
+
+
+def hstack(xs):
+    """Join along the second axis, or the first for 1-d arrays and scalars (numpy.hstack)."""
+    xs = [atleast_1d(x) for x in _sequence(xs, "hstack")]
     return concatenate(xs, 0 if len(shape(xs[0])) == 1 else 1)
 
 
 def vstack(xs):
-    return concatenate([reshape(x, (1, -1)) if len(shape(asvalue(x))) <= 1 else x for x in xs], 0)
+    """Join along the first axis after making every array at least 2-d (numpy.vstack)."""
+    return concatenate([atleast_2d(x) for x in _sequence(xs, "vstack")], 0)
+
+
+def dstack(xs):
+    """Join along the third axis after making every array at least 3-d (numpy.dstack)."""
+    return concatenate([atleast_3d(x) for x in _sequence(xs, "dstack")], 2)
+
+
+def column_stack(xs):
+    """1-d arrays as columns of a 2-d array; 2-d arrays as they are (numpy.column_stack)."""
+    xs = [reshape(x, (-1, 1)) if len(shape(x)) < 2 else x for x in _sequence(xs, "column_stack")]
+    return concatenate(xs, 1)
+
+
+row_stack = vstack
 
 
 def _window(x, axis, start, stop):
@@ -147,8 +195,9 @@ def split(x, indices_or_sections, axis=0):
             raise ShapeError(f"split: {length} elements do not divide into {sections} equal sections")
         bounds = [length // sections * i for i in range(sections + 1)]
     else:
-        bounds = [0, *[min(max(int(i), 0), length) for i in indices_or_sections], length]
-    return [_window(x, axis, a, max(a, b)) for a, b in zip(bounds[:-1], bounds[1:])]
+        bounds = [0, *[int(i) for i in indices_or_sections], length]
+    windows = [slice(a, b).indices(length)[:2] for a, b in zip(bounds[:-1], bounds[1:])]  # Python slicing
+    return [_window(x, axis, a, max(a, b)) for a, b in windows]
 
 
 def flip(x, axis=None):
@@ -185,3 +234,34 @@ def repeat(x, repeats, axis=None):
     target = old[: axis + 1] + (int(repeats),) + old[axis + 1:]
     expanded = structural.broadcast_in_dim(x, target, tuple(i for i in range(len(target)) if i != axis + 1))
     return reshape(expanded, old[:axis] + (old[axis] * int(repeats),) + old[axis + 1:])
+
+
+def stack_nested(value):
+    """An array from nested lists and tuples that hold tracers, floats and arrays, e.g.
+    ``[[t, 1.0], [2.0, t]]``: the leaves are promoted to one dtype and stacked level by level."""
+    from ._core import is_python_scalar
+
+    leaves = []
+
+    def collect(item):
+        if isinstance(item, (list, tuple)):
+            for v in item:
+                collect(v)
+        else:
+            leaves.append(item if is_python_scalar(item) else asvalue(item))
+
+    collect(value)
+    target = result_dtype(*leaves) if leaves else np.dtype(np.float64)
+
+    def build(item):
+        if isinstance(item, (list, tuple)):
+            parts = [build(v) for v in item]
+            if not parts:
+                raise ShapeError("array: an empty list beside traced values has no shape")
+            shapes = {shape(p) for p in parts}
+            if len(shapes) != 1:
+                raise ShapeError(f"array: the nested sequences are ragged (shapes {sorted(shapes)})")
+            return stack(parts)
+        return cast(item, target)
+
+    return build(value)

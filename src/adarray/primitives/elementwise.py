@@ -19,7 +19,7 @@ from .scalar import PARTIALS, PIECEWISE_CONSTANT, SINGULAR
 DOMAINS = {
     "log": (0.2, 3.0), "sqrt": (0.2, 3.0), "log1p": (-0.5, 3.0), "arcsin": (-0.8, 0.8),
     "arccos": (-0.8, 0.8), "tan": (-1.2, 1.2), "pow": (0.3, 2.5), "div": (0.5, 2.0),
-    "rem": (0.5, 2.0),
+    "rem": (0.5, 2.0), "arccosh": (1.2, 3.0), "arctanh": (-0.8, 0.8), "log2": (0.2, 3.0), "log10": (0.2, 3.0),
 }
 
 
@@ -99,8 +99,9 @@ neg_p, neg = _unary("neg", lambda p: linear(p, _neg_transpose))
 # --- maps with partials from the scalar table ---------------------------------------------------
 
 _UNARY = ("exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "arcsin", "arccos", "arctan",
-          "sinh", "cosh", "tanh", "logistic", "erf", "abs")
-_BINARY_FLOAT = ("div", "pow", "arctan2", "logaddexp", "rem")
+          "sinh", "cosh", "tanh", "logistic", "erf", "abs",
+          "arcsinh", "arccosh", "arctanh", "log2", "log10", "exp2", "sinc")
+_BINARY_FLOAT = ("div", "pow", "arctan2", "logaddexp", "rem", "hypot")
 for _name in _UNARY:
     globals()[f"{_name}_p"], globals()[_name] = _unary(_name, _partials_rule(_name))
 for _name in PIECEWISE_CONSTANT:

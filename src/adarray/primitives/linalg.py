@@ -1,6 +1,8 @@
 """einsum[spec]: the one contraction primitive (dot, matmul, inner, outer, tensordot).
 
-Binary, each operand with distinct letters, e.g. ``ij,jk->ik``. It is bilinear:
+Binary, each operand with distinct letters, e.g. ``ij,jk->ik`` (scalars have no letters: ``,->``);
+adarray.numpy.einsum rewrites everything else NumPy accepts (ellipses, repeated indices, more
+operands, broadcasting) into a sequence of these. It is bilinear:
 the cotangent of one operand is an einsum of the cotangent with the other,
 broadcast along letters that only that operand had (summed out alone).
 """
@@ -81,6 +83,10 @@ einsum_p.sample = lambda rng: [
     ([rng.normal(size=(2, 3)), rng.normal(size=(4,))], {"spec": "ij,k->ik"}),
     ([rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 4, 5))], {"spec": "bij,bjk->bik"}),
     ([rng.normal(size=(2, 3)), rng.normal(size=(0, 3))], {"spec": "ij,kj->ik"}),
+    # scalar operands: their cotangents are einsums with an empty output ("i,i->" feeding ",->")
+    ([rng.normal(size=()), rng.normal(size=())], {"spec": ",->"}),
+    ([rng.normal(size=(3,)), rng.normal(size=())], {"spec": "i,->i"}),
+    ([rng.normal(size=(2, 3)), rng.normal(size=(3,))], {"spec": "ij,j->"}),
 ]
 
 

@@ -270,14 +270,33 @@ class Tracer:
         return self._resolve(int, "int()", _STATIC)
 
     def __index__(self):
-        return self._resolve(operator.index, "Using it as a Python index",
-                             "Index with it directly: x[i] accepts traced integers.")
+        return self._resolve(
+            operator.index, "Using it as a Python index",
+            "Index an adarray value with it directly (x[i] accepts traced integers); to index a NumPy "
+            "array `table`, write anp.asarray(table)[i] or anp.take(table, i).",
+        )
 
     def __array__(self, dtype=None, copy=None):
         raise TracingError(
-            f"np.asarray() on a traced value ({self.aval}): NumPy cannot compute on it. Use adarray.numpy "
-            "functions (import adarray.numpy as anp) on traced values."
+            f"np.asarray() (or indexing a NumPy array with it, or storing it into one) on a traced value "
+            f"({self.aval}): NumPy cannot compute on it. Use adarray.numpy functions (import adarray.numpy as "
+            "anp) on traced values. To index a NumPy array `table` with a traced index i, write "
+            "anp.asarray(table)[i] or anp.take(table, i); to put traced values into an array, build it with "
+            "anp.array([...]) or x.at[i].set(v)."
         )
+
+    def __setitem__(self, index, value):
+        raise TracingError(
+            f"x[index] = value on a traced value ({self.aval}): traced arrays are immutable. "
+            "Write x = x.at[index].set(value) (or .add, .multiply, .min, .max) instead."
+        )
+
+    def item(self, *args):
+        self._unknown("item()", "Keep it an array (x[()] or x.reshape(()) for a 0-d one); mark the argument "
+                      "static (static_argnums) if its value is fixed.")
+
+    def tolist(self):
+        self._unknown("tolist()", "Keep it an array (index it, or use list(x) for a list of traced rows).")
 
     def __hash__(self):
         return id(self)
@@ -330,7 +349,8 @@ for _name in ("neg", "pos", "abs", "invert", "lt", "le", "gt", "ge", "eq", "ne",
     setattr(Tracer, f"__{_name}__", _method(_name))
 for _name in ("sum", "prod", "max", "min", "mean", "var", "std", "reshape", "astype", "transpose",
               "argmax", "argmin", "all", "any", "squeeze", "flatten", "ravel", "dot", "clip",
-              "cumsum", "cumprod", "take", "swapaxes", "repeat"):
+              "cumsum", "cumprod", "take", "swapaxes", "repeat", "argsort", "diagonal", "nonzero",
+              "searchsorted"):
     setattr(Tracer, _name, _method(_name))
 Tracer.T = property(lambda self: ARRAY_METHODS["T"](self))
 Tracer.at = property(lambda self: ARRAY_METHODS["at"](self))
