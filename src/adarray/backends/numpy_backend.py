@@ -282,4 +282,7 @@ def _execute(steps, env) -> None:
             env[i] = None
 
 
-from . import numpy_control  # noqa: E402,F401  (control-flow implementations)
+from . import (  # noqa: E402  (these modules register the implementations of their families)
+    numpy_control,  # noqa: F401  (control flow)
+    numpy_linalg,  # noqa: F401  (linear algebra)
+)

@@ -1,5 +1,5 @@
 """Contractions, all lowered to the binary einsum primitive: dot, matmul, einsum,
-inner, outer, tensordot, vdot; and linalg.norm."""
+inner, outer, tensordot, vdot."""
 from __future__ import annotations
 
 import string
@@ -146,15 +146,4 @@ def einsum(subscripts: str, *operands):
 
         current = transpose(current, tuple(current_term.index(c) for c in output))
     return current
-
-
-def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002 - NumPy's name
-    """Euclidean norm (ord None or 2 on vectors, Frobenius on matrices)."""
-    from ._math import sqrt
-    from ._reductions import sum
-
-    if ord not in (None, 2, "fro"):
-        raise UnsupportedError(f"linalg.norm: ord={ord!r} is not supported")
-    x = asvalue(x)
-    return sqrt(sum(x * x, axis=axis, keepdims=keepdims))
 

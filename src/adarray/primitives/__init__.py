@@ -2,4 +2,16 @@
 
 Importing this package registers every primitive.
 """
-from . import elementwise, indexing, linalg, reduce, scan, sort, structural  # noqa: F401
+from . import (  # noqa: F401
+    elementwise,
+    factorizations,
+    indexing,
+    linalg,
+    matrix_functions,
+    reduce,
+    scan,
+    sort,
+    spectral,
+    structural,
+    triangular,
+)
