@@ -92,13 +92,13 @@ def _lu(a):
         warnings.simplefilter("ignore")  # a zero pivot is a singular matrix, not an error
         packed, pivots = scipy.linalg.lu_factor(a, check_finite=False)
     pivots = pivots.astype(np.int32)
-    return [packed.astype(a.dtype, copy=False), pivots, _pivots_to_permutation(pivots, size=n)]
+    return [packed.astype(a.dtype, copy=False), pivots, _pivots_to_permutation(pivots, permutation_size=n)]
 
 
 @impl("lu_pivots_to_permutation")
-def _pivots_to_permutation(pivots, *, size):
+def _pivots_to_permutation(pivots, *, permutation_size):
     """Apply LAPACK's row interchanges (row i <-> row pivots[i], in order) to range(size)."""
-    batch = pivots.shape[:-1]
+    size, batch = permutation_size, pivots.shape[:-1]
     permutation = np.broadcast_to(np.arange(size, dtype=np.int32), batch + (size,)).copy()
     flat_pivots = pivots.reshape(-1, pivots.shape[-1])
     flat = permutation.reshape(-1, size)

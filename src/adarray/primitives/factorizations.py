@@ -150,10 +150,10 @@ lu_p.jvp, lu_p.vjp = _lu_jvp, _lu_vjp
 batch_matrices(lu_p)
 
 
-def _pivots_abstract_eval(pivots, *, size):
+def _pivots_abstract_eval(pivots, *, permutation_size):
     if pivots.ndim < 1 or not np.issubdtype(pivots.dtype, np.integer):
         raise ShapeError(f"lu_pivots_to_permutation: pivots must be integers (..., k), got {pivots}")
-    return pivots.update(shape=pivots.shape[:-1] + (size,), dtype=np.int32)
+    return pivots.update(shape=pivots.shape[:-1] + (permutation_size,), dtype=np.int32)
 
 
 lu_pivots_to_permutation_p = Primitive("lu_pivots_to_permutation", _pivots_abstract_eval)
@@ -162,15 +162,15 @@ lu_pivots_to_permutation_p = Primitive("lu_pivots_to_permutation", _pivots_abstr
 def lu_pivots_to_permutation(pivots, size: int):
     """The permutation that LAPACK's row interchanges (row i swapped with pivots[i], in order) make
     of range(size): a[permutation] = L U."""
-    return lu_pivots_to_permutation_p.bind(pivots, size=int(size))
+    return lu_pivots_to_permutation_p.bind(pivots, permutation_size=int(size))
 
 
 nondifferentiable(lu_pivots_to_permutation_p)
 lu_pivots_to_permutation_p.batch = lambda args, batched, size, **params: (
     lu_pivots_to_permutation_p.bind(args[0], **params), True)
 lu_pivots_to_permutation_p.sample = lambda rng: [
-    ([np.array([2, 1, 2], np.int32)], {"size": 3}),
-    ([np.array([[1, 1], [0, 1]], np.int32)], {"size": 3}),
+    ([np.array([2, 1, 2], np.int32)], {"permutation_size": 3}),
+    ([np.array([[1, 1], [0, 1]], np.int32)], {"permutation_size": 3}),
 ]
 lu_p.sample = lambda rng: [
     ([rng.normal(size=(4, 4))], {}),
