@@ -44,7 +44,7 @@ from ._core import asvalue, broadcast_shapes, cast, dtype, normalize_axis, resul
 from ._linalg import matmul
 from ._math import abs, not_equal, power, sign, sqrt, where
 from ._reductions import max, min, prod, sum
-from ._shape import broadcast_to, moveaxis, reshape
+from ._shape import broadcast_to, moveaxis, reshape, stack
 
 __all__ = [
     "LinAlgError", "cholesky", "det", "eigh", "eigvalsh", "inv", "lstsq", "matrix_norm", "matrix_power",
@@ -70,9 +70,21 @@ SVDResult = _result("SVDResult", ("U", "S", "Vh"))
 # --- checks and promotion ------------------------------------------------------------------------
 
 
+def _holds_tracer(x) -> bool:
+    return isinstance(x, Tracer) or (isinstance(x, (list, tuple)) and builtins.any(_holds_tracer(v) for v in x))
+
+
+def _asarray(x):
+    """asvalue, and nested lists holding traced values stacked (NumPy would ask them for their values)."""
+    if isinstance(x, (list, tuple)) and _holds_tracer(x):
+        return stack([_asarray(v) for v in x])
+    return asvalue(x)
+
+
 def _float(x, *others):
     """x as an array of the float dtype the operation computes in (NumPy: integers -> float64)."""
-    x = asvalue(x)
+    x = _asarray(x)
+    others = [_asarray(o) for o in others]
     target = result_dtype(x, *others) if others else dtype(x)
     if not np.issubdtype(target, np.floating):
         target = np.dtype(np.float64)
@@ -171,7 +183,7 @@ def cholesky(a, upper=False):
 
 def matrix_power(a, n):
     """a ** n by repeated squaring; negative n inverts first (n = 0 gives the identity)."""
-    a = asvalue(a)
+    a = _asarray(a)
     _matrix("matrix_power", a, square=True)
     if not isinstance(n, (int, np.integer)):
         raise ArgumentError(f"linalg.matrix_power: the exponent must be an integer, got {n!r}")
@@ -193,7 +205,7 @@ def matrix_power(a, n):
 def multi_dot(arrays):
     """a @ b @ c ... in the cheapest order (NumPy's dynamic programme); the first array may be a
     row vector and the last a column vector (1-d)."""
-    arrays = [asvalue(x) for x in arrays]
+    arrays = [_asarray(x) for x in arrays]
     if len(arrays) < 2:
         raise ShapeError(f"linalg.multi_dot: needs at least two arrays, got {len(arrays)}")
     first_vector, last_vector = len(shape(arrays[0])) == 1, len(shape(arrays[-1])) == 1
@@ -205,6 +217,10 @@ def multi_dot(arrays):
         if len(shape(x)) != 2:
             raise ShapeError(f"linalg.multi_dot: every array must be 2-d (the first and last may be 1-d), "
                              f"got shapes {[shape(y) for y in arrays]}")
+    for left, right in zip(arrays, arrays[1:]):
+        if shape(left)[1] != shape(right)[0]:
+            raise ShapeError(f"linalg.multi_dot: shapes {shape(left)} and {shape(right)} do not align "
+                             f"(all shapes {[shape(x) for x in arrays]})")
     sizes = [shape(arrays[0])[0]] + [shape(x)[1] for x in arrays]
     order = _chain_order(sizes)
 
@@ -306,7 +322,7 @@ def pinv(a, rcond=None, hermitian=False, *, rtol=_DEFAULT):
 
 def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):  # noqa: N803 - NumPy's name
     """The number of singular values above tol (default max(m, n) * eps * the largest), as NumPy."""
-    A = asvalue(A)
+    A = _asarray(A)
     if len(shape(A)) < 2:
         return cast(sum(not_equal(A, 0)) > 0, np.int64)
     values = svdvals(A)
