@@ -169,7 +169,9 @@ def slogdet(a):
     packed, pivots, _ = factorizations.lu(a)
     pivot_values = diagonal(packed)
     parity = cast(_pivot_parity(pivots), dtype(a))
-    return SlogdetResult(parity * prod(sign(pivot_values), axis=-1), sum(ew.log(ew.abs(pivot_values)), axis=-1))
+    with np.errstate(divide="ignore"):  # eagerly, log(0) = -inf is the answer, not a warning
+        logabsdet = sum(ew.log(ew.abs(pivot_values)), axis=-1)
+    return SlogdetResult(parity * prod(sign(pivot_values), axis=-1), logabsdet)
 
 
 def cholesky(a, upper=False):
