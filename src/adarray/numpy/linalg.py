@@ -339,7 +339,8 @@ def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):  # noqa: N803 - Num
 def lstsq(a, b, rcond=None):
     """(x, residuals, rank, s): the minimum-norm least-squares solution pinv(a, rcond) @ b, the sums of
     squared residuals (empty unless m > n and the rank is n), the rank and the singular values.
-    a is one (m, n) matrix, b (m,) or (m, k), as in NumPy. rcond defaults to max(m, n) * eps.
+    a is one (m, n) matrix, b (m,) or (m, k), as in NumPy. rcond defaults to max(m, n) * eps
+    (negative: eps).
     Traced (inside grad or jit), the rank is not known when shapes are fixed, so for m > n the
     residuals are always returned (a NumPy call on a rank-deficient a returns an empty array)."""
     a, b = _float(a, b), _float(b, a)
@@ -347,8 +348,9 @@ def lstsq(a, b, rcond=None):
         raise ShapeError(f"linalg.lstsq: needs a (m, n) and b (m,) or (m, k) with the same m, got shapes "
                          f"{shape(a)} and {shape(b)}")
     m, n = shape(a)
-    cutoff = _static_float("lstsq", np.finfo(dtype(a)).eps * builtins.max(m, n) if rcond is None else rcond,
-                           "rcond")
+    eps = np.finfo(dtype(a)).eps
+    cutoff = eps * builtins.max(m, n) if rcond is None else _static_float("lstsq", rcond, "rcond")
+    cutoff = eps if cutoff < 0 else cutoff      # LAPACK gelsd: a negative rcond means machine precision
     values = svdvals(a)
     rank = sum(values > max(values) * cutoff) if n and m else np.asarray(0, np.int64)
     x = matmul(matrix_functions.pinv(a, cutoff), b)
