@@ -20,7 +20,8 @@ Conventions where the derivative does not exist:
   * eigh / svd with repeated eigenvalues (singular values): eigenvalue derivatives are exact;
     eigenvectors of a degenerate eigenspace are taken not to rotate within it (the 1/(w_j - w_i)
     terms are 0 there), which is exact for anything that sees the eigenspace only through its
-    projector; see adarray.primitives.spectral for the precise statement.
+    projector; second derivatives of spectral functions at a repeated eigenvalue are not (they
+    miss the within-eigenspace terms); see adarray.primitives.spectral for the precise statement.
   * norm(x) (ord None, 2, 'fro') and every vector p-norm with p > 0 have gradient 0 at x = 0 (a
     subgradient; JAX and PyTorch give NaN).
   * qr, cholesky, lu at rank-deficient matrices: values as LAPACK gives them (cholesky raises

@@ -22,7 +22,10 @@ basis of a degenerate eigenspace is taken not to rotate within it. Eigenvalue an
 derivatives stay exact, and so does anything that sees a degenerate eigenspace only through its
 projector (V_k V_k^T summed over the whole eigenspace, or the U V^T of a singular subspace). A
 function V f(w) V^T with f'(w) != 0 at a repeated eigenvalue misses its within-subspace terms
-f'(w) (V^T dA V)_ij there: use a dedicated primitive (expm, pinv) for such functions. The same
+f'(w) (V^T dA V)_ij there: use a dedicated primitive (expm, pinv) for such functions. In
+particular the second derivative of a spectral function sum g(w) (whose gradient is V g'(w) V^T)
+misses its g''(w) terms inside a repeated eigenspace (e.g. the Hessian of sum(eigvalsh(A)**2) at
+A = I); first derivatives are exact there. The same
 tolerance makes S^-1 and F+ zero at zero singular values (for those, the singular vectors of a
 rectangular matrix are not determined either). In full_matrices mode the extra columns of U (or
 rows of Vh) move by the smallest rotation that keeps them orthogonal to the others, as in qr.
