@@ -289,4 +289,9 @@ def _execute(steps, env) -> None:
             env[i] = None
 
 
-from . import numpy_control, numpy_sort, numpy_special  # noqa: E402,F401  (control flow; searchsorted; special functions)
+from . import (  # noqa: E402  (these modules register the implementations of their families)
+    numpy_control,  # noqa: F401  (control flow)
+    numpy_linalg,  # noqa: F401  (linear algebra)
+    numpy_sort,  # noqa: F401  (searchsorted)
+    numpy_special,  # noqa: F401  (special functions)
+)

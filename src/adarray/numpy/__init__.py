@@ -10,11 +10,10 @@ element at a tie; prod/cumprod/at[].multiply gradients are exact with zeros.
 """
 from __future__ import annotations
 
-import types
-
 import numpy as _np
 
 from ..tracing import ARRAY_METHODS
+from . import linalg
 from ._array import Array, wrap_functions
 from ._counting import bincount, histogram
 from ._creation import (
@@ -31,7 +30,7 @@ from ._creation import (
     zeros_like,
 )
 from ._indexing import at, getitem, take, take_along_axis
-from ._linalg import dot, einsum, inner, matmul, norm, outer, tensordot, vdot
+from ._linalg import dot, einsum, inner, matmul, outer, tensordot, vdot
 from ._manipulation import (
     append,
     array_split,
@@ -212,10 +211,10 @@ from ._statistics import (
     ptp,
     quantile,
 )
+from .linalg import norm
 
 float32, float64, int32, int64, bool_ = _np.float32, _np.float64, _np.int32, _np.int64, _np.bool_
 pi, e, inf, nan, newaxis = _np.pi, _np.e, _np.inf, _np.nan, None
-linalg = types.SimpleNamespace(norm=norm)
 
 
 def astype(x, dtype):

@@ -1,12 +1,12 @@
 """Contractions, all lowered to the binary einsum primitive: dot, matmul, einsum,
-inner, outer, tensordot, vdot; and linalg.norm."""
+inner, outer, tensordot, vdot."""
 from __future__ import annotations
 
 import string
 
 import numpy as np
 
-from ..core.errors import ShapeError, UnsupportedError
+from ..core.errors import ShapeError
 from ..primitives import linalg
 from ._core import asvalue, broadcast_shapes, cast, result_dtype, shape
 from ._einsum import einsum  # noqa: F401 - re-exported
@@ -109,15 +109,3 @@ def tensordot(a, b, axes=2):
         right[j] = left[i]
     out = [c for i, c in enumerate(left) if i not in axes_a] + [c for j, c in enumerate(right) if j not in axes_b]
     return _contract(f"{''.join(left)},{''.join(right)}->{''.join(out)}", a, b, "tensordot")
-
-
-def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002 - NumPy's name
-    """Euclidean norm (ord None or 2 on vectors, Frobenius on matrices)."""
-    from ._math import sqrt
-    from ._reductions import sum
-
-    if ord not in (None, 2, "fro"):
-        raise UnsupportedError(f"linalg.norm: ord={ord!r} is not supported")
-    x = asvalue(x)
-    return sqrt(sum(x * x, axis=axis, keepdims=keepdims))
-

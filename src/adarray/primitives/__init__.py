@@ -2,4 +2,17 @@
 
 Importing this package registers every primitive.
 """
-from . import elementwise, indexing, linalg, reduce, scan, sort, special, structural  # noqa: F401
+from . import (  # noqa: F401
+    elementwise,
+    factorizations,
+    indexing,
+    linalg,
+    matrix_functions,
+    reduce,
+    scan,
+    sort,
+    special,
+    spectral,
+    structural,
+    triangular,
+)
