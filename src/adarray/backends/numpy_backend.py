@@ -282,4 +282,5 @@ def _execute(steps, env) -> None:
             env[i] = None
 
 
-from . import numpy_control  # noqa: E402,F401  (control-flow implementations)
+# control-flow implementations, then fixed_point's iteration
+from . import numpy_control, numpy_fixed_point  # noqa: E402,F401
