@@ -45,6 +45,11 @@ def test_a_wrong_second_derivative_is_caught(mode):
         check_grads(frozen, (np.array([0.3, 1.0]),), order=2, modes=[mode])
 
 
+def test_complex_values_are_refused_not_skipped():
+    with pytest.raises(ad.UnsupportedError, match="complex"):
+        check_grads(lambda z: z * 2.0, (np.array([1.0 + 2.0j]),), order=1)
+
+
 def test_bad_arguments():
     with pytest.raises(ValueError, match="modes"):
         check_grads(anp.sin, (1.0,), modes=["sideways"])

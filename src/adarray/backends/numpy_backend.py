@@ -157,8 +157,10 @@ def _linear_recurrence(a, b, *, axis, reverse):
     rest = b.shape[1:]
     # Laid out (position in block, block, ...): each step of the loop over positions reads and
     # writes contiguous memory, in place.
-    gain = np.ascontiguousarray(np.swapaxes(a.reshape((count, width) + rest), 0, 1))
-    local = np.ascontiguousarray(np.swapaxes(b.reshape((count, width) + rest), 0, 1))
+    # Copies (C order): the loop below writes into them, and a swap of axes that is already
+    # contiguous (one block) would otherwise be a view of the caller's arrays.
+    gain = np.swapaxes(a.reshape((count, width) + rest), 0, 1).copy()
+    local = np.swapaxes(b.reshape((count, width) + rest), 0, 1).copy()
     step = np.empty_like(local[0])
     for j in range(1, width):
         np.multiply(gain[j], local[j - 1], out=step)

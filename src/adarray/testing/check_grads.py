@@ -9,7 +9,9 @@ For users' functions what `oracles` is for single primitives (and what JAX's
               (x, u) -> J^T u, recursively, so order 2 checks every second derivative rule.
 
 Only floating-point leaves of the arguments are perturbed; integer and boolean leaves are held
-fixed, and only floating-point outputs are compared. The tolerances are the project's policy
+fixed, and only floating-point outputs are compared. Complex arguments or results raise
+UnsupportedError (adarray differentiates real values only; a check that skipped them would pass
+without checking anything). The tolerances are the project's policy
 (`oracles.tolerances`) plus the rounding error of the central difference itself, 4 ulp(|f|) / h,
 which is what a finite difference of a large value cannot resolve.
 """
@@ -18,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..backends.numpy_backend import compile_program
+from ..core.errors import UnsupportedError
 from ..core.pytree import flatten, unflatten
 from ..core.types import Aval, is_float
 from ..passes import simplify
@@ -78,6 +81,11 @@ def check_grads(f, args, order=2, modes=MODES, *, eps=None, rtol=None, atol=None
 
 def _check(f, leaves, tree, order, modes, eps, rtol, atol, rng, name):
     program = _traced(f, leaves, tree, name)
+    complex_avals = [a for a in list(program.in_avals) + list(program.out_avals)
+                     if np.issubdtype(np.dtype(a.dtype), np.complexfloating)]
+    if complex_avals:  # skipping them would pass without checking anything
+        raise UnsupportedError(f"check_grads: '{name}' takes or returns complex values ({complex_avals[0]}); "
+                               "adarray differentiates real floating-point values only")
     wrt = [is_float(a.dtype) for a in program.in_avals]
     out_floats = [is_float(a.dtype) for a in program.out_avals]
     if not any(wrt) or not any(out_floats):
