@@ -54,7 +54,9 @@ PARTIALS = {
         m.neg(m.div(a, m.add(m.mul(a, a), m.mul(b, b)))),
     ),
     "logaddexp": lambda m, a, b, out: (m.exp(m.sub(a, out)), m.exp(m.sub(b, out))),
-    "rem": lambda m, a, b, out: (m.full_like(a, 1.0), m.neg(m.floor(m.div(m.sub(a, out), b)))),
+    # (a - out) / b is the quotient, an integer up to rounding: round it (floor would jump by one
+    # where rounding lands just below the integer, and a second derivative would see the jump).
+    "rem": lambda m, a, b, out: (m.full_like(a, 1.0), m.neg(m.round(m.div(m.sub(a, out), b)))),
 }
 
 # Operations whose partials can be infinite or NaN (poles, or outside the domain). Their rules

@@ -1,6 +1,10 @@
-"""Regression: the NumPy linear_recurrence wrote into its inputs when the sequence was one block long
-(n = 2, 3: a swap of axes that is already contiguous is a view). Found by the autograd suite: the
-vjp of prod's jvp changed the tangent the check had drawn. Inputs are read-only here, so any write fails."""
+"""Bugs that autograd's own tests (tests/autograd_suite) found in adarray, each pinned by a direct test.
+
+* The NumPy linear_recurrence wrote into its inputs when the sequence was one block long (n = 2, 3:
+  a swap of axes that is already contiguous is a view): the vjp of prod's jvp changed the tangent
+  the check had drawn. Inputs are read-only here, so any write fails.
+* The partial of remainder in its divisor floored a quotient that is an integer only up to rounding.
+"""
 import numpy as np
 import pytest
 
@@ -25,3 +29,13 @@ def test_linear_recurrence_leaves_its_inputs_alone(shape, axis, reverse):
         expected.append(state)
     expected = np.stack(expected)
     np.testing.assert_allclose(result, np.moveaxis(expected[::-1] if reverse else expected, 0, axis), rtol=1e-14)
+
+
+def test_remainder_partial_is_the_rounded_quotient():
+    """Regression (found by autograd's test_mod): d rem(a, b) / db = -quotient, which was floor((a - rem) / b);
+    that quotient is an integer up to rounding, and floor turned -3 - 1 ulp into -4."""
+    import adarray as ad
+    import adarray.numpy as anp
+
+    a, b = -1.8379571552462615, 0.8679173025789482  # (a - rem(a, b)) / b rounds to just below -3
+    assert ad.grad(anp.remainder, argnums=1)(a, b) == -np.floor(a / b) == 3.0
