@@ -35,11 +35,19 @@ def dtype(value) -> np.dtype:
     return value.dtype if isinstance(value, Tracer) else np.asarray(value).dtype
 
 
+def holds_tracer(value) -> bool:
+    # A walk, not np.array(value, object): NumPy would look inside a tracer (np.asarray raises on it).
+    if isinstance(value, Tracer):
+        return True
+    return isinstance(value, (list, tuple)) and any(holds_tracer(v) for v in value)
+
+
 def asvalue(value):
-    """Tracers stay tracers; anything else becomes a NumPy array (lists included)."""
+    """Tracers stay tracers; anything else becomes a NumPy array (lists included, also lists that
+    hold tracers, such as [x, x + 2], which are stacked)."""
     if isinstance(value, Tracer):
         return value
-    if isinstance(value, (list, tuple)) and any(isinstance(v, Tracer) for v in np.ravel(np.array(value, object))):
+    if isinstance(value, (list, tuple)) and holds_tracer(value):
         from ._shape import stack
 
         return stack([asvalue(v) for v in value])

@@ -40,7 +40,26 @@ def arange(*args, dtype=None):
 
 
 def linspace(start, stop, num=50, endpoint=True, dtype=None):
-    return np.linspace(start, stop, num, endpoint=endpoint, dtype=dtype)
+    """NumPy's linspace; traced endpoints give start + (stop - start) * k / div, differentiable in both."""
+    if not isinstance(start, Tracer) and not isinstance(stop, Tracer):
+        return np.linspace(start, stop, num, endpoint=endpoint, dtype=dtype)
+    from ._math import add, multiply, subtract
+    from ._shape import broadcast_to, concatenate, reshape
+
+    num = int(num)
+    if num < 0:
+        from ..core.errors import ArgumentError
+
+        raise ArgumentError(f"linspace: num must be non-negative, got {num}")
+    start, stop = asvalue(start), asvalue(stop)
+    div = num - 1 if endpoint else num
+    fractions = np.arange(num, dtype=DEFAULT_FLOAT) / div if div > 0 else np.zeros(num)
+    lead = tuple(np.broadcast_shapes(shape(start), shape(stop)))
+    fractions = fractions.reshape((num,) + (1,) * len(lead))
+    values = add(start, multiply(fractions, subtract(stop, start)))
+    if endpoint and num > 1:  # the last point is stop itself, as in NumPy
+        values = concatenate([values[:-1], reshape(broadcast_to(stop, lead), (1,) + lead)])
+    return values if dtype is None else cast(values, np.dtype(dtype))
 
 
 def zeros_like(x, dtype=None):

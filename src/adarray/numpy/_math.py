@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.errors import ArgumentError, TracingError
 from ..primitives import elementwise as ew
+from ..tracing import Tracer
 from ._core import (
     asvalue,
     broadcast_exact,
@@ -11,6 +13,7 @@ from ._core import (
     cast,
     dtype,
     float_dtype,
+    holds_tracer,
     is_python_scalar,
     prepare,
     result_dtype,
@@ -161,8 +164,18 @@ def remainder(x, y):
 mod = remainder
 
 
-def where(condition, x, y):
-    """Select from x where condition holds, else from y (only the chosen side is differentiated)."""
+def where(condition, x=None, y=None):
+    """Select from x where condition holds, else from y (only the chosen side is differentiated).
+
+    where(condition) alone is NumPy's nonzero(condition): only for a concrete condition, since the
+    number of indices depends on its values."""
+    if x is None and y is None:
+        if isinstance(condition, Tracer) or holds_tracer(condition):
+            raise TracingError("where(condition) without x and y returns indices whose number depends on the "
+                               "values of a traced condition; use where(condition, x, y)")
+        return np.nonzero(np.asarray(condition))
+    if x is None or y is None:
+        raise ArgumentError("where: give both x and y, or neither")
     a, b = prepare("where", x, y)  # the condition is not promoted with them: it stays boolean
     condition = cast(asvalue(condition), np.bool_)
     out_shape = broadcast_shapes("where", shape(condition), shape(a))

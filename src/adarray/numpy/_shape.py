@@ -122,6 +122,7 @@ def stack(xs, axis=0):
 
 def hstack(xs):
     xs = [asvalue(x) for x in xs]
+    xs = [reshape(x, (1,)) if not shape(x) else x for x in xs]  # NumPy's atleast_1d first
     return concatenate(xs, 0 if len(shape(xs[0])) == 1 else 1)
 
 
