@@ -284,5 +284,7 @@ def _execute(steps, env) -> None:
             env[i] = None
 
 
-# control-flow implementations, then fixed_point's iteration
-from . import numpy_control, numpy_fixed_point  # noqa: E402,F401
+from . import numpy_control  # noqa: E402,F401  (control-flow implementations)
+
+# isort: split
+from . import numpy_fixed_point  # noqa: E402,F401  (fixed_point's iteration)
