@@ -34,8 +34,10 @@ KINKED_AT_ZERO = {"abs", "sign", "floor", "ceil", "round", "rem", "floor_divide"
                   # the zero matrix: a multiple eigenvalue (eigenvectors), singular values at 0, a rank jump
                   "eigh", "svd", "pinv"}
 # Samplers whose domain excludes 0 in a way that evaluation cannot detect: the sample kernels
-# iterate Newton's method to a relative tolerance, which never ends near a = 0 from the negative side.
-NOT_AT_ZERO = {"kernel"}
+# iterate Newton's method to a relative tolerance, which never ends near a = 0 from the negative side;
+# a ** b at (0, 0) is a branch point, finite in value with first derivatives 0 by convention, but
+# with no second derivative in any mode.
+NOT_AT_ZERO = {"kernel", "pow"}
 COMPOSITIONS = {
     "fwd(fwd)": lambda f: ad.jacfwd(ad.jacfwd(f)),
     "fwd(rev)": lambda f: ad.jacfwd(ad.jacrev(f)),

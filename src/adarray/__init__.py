@@ -19,6 +19,7 @@ from .api import grad, jit, jvp, make_ir, value_and_grad, vjp
 from .backends import numpy_backend as _numpy_backend  # noqa: F401  (attaches the NumPy impls)
 from .batching import vmap
 from .control import checkpoint, cond, custom_jvp, custom_vjp, fold, fori_loop, switch, while_loop
+from .control.fixed_point import fixed_point
 from .core.errors import (
     ArgumentError,
     Error,
@@ -58,4 +59,5 @@ __all__ = [
     "grad", "hessian", "hvp", "jacfwd", "jacrev", "jit", "jvp", "linearize", "make_ir", "parse_program",
     "stop_gradient", "value_and_grad", "vjp", "vmap", "kernel", "coarsen",
     "tree_util",
+    "fixed_point",
 ]

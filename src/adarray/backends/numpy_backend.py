@@ -291,6 +291,7 @@ def _execute(steps, env) -> None:
 
 from . import (  # noqa: E402  (these modules register the implementations of their families)
     numpy_control,  # noqa: F401  (control flow)
+    numpy_fixed_point,  # noqa: F401  (fixed_point's iteration)
     numpy_linalg,  # noqa: F401  (linear algebra)
     numpy_sort,  # noqa: F401  (searchsorted)
     numpy_special,  # noqa: F401  (special functions)

@@ -32,6 +32,9 @@ class _Simplifier:
         self.negated: dict[int, object] = {}  # id(b) -> a for every kept `b = neg a`
         self.scaled: dict[int, tuple] = {}  # id(b) -> (a, c) for every kept `b = mul a c`, c a constant
         self.eqns: list[Eqn] = []
+        # The tables above are keyed by id(): a Var created here (rescale, negate) whose equation CSE
+        # drops must stay alive, or a later Var reusing its address would inherit its replacement.
+        self.created: list[Var] = []
 
     def subst(self, atom):
         return self.replaced.get(id(atom), atom) if isinstance(atom, Var) else atom
@@ -72,6 +75,7 @@ class _Simplifier:
         from ..primitives.elementwise import mul_p
 
         combined = Var(out.aval)
+        self.created.append(combined)
         constant = Literal(np.asarray(inner * factor, out.aval.dtype), out.aval)
         self.keep(Eqn(mul_p, (base, constant), {}, (combined,)))
         return [self.subst(combined)]
@@ -82,6 +86,7 @@ class _Simplifier:
         from ..primitives.elementwise import neg_p
 
         out = Var(atom.aval)
+        self.created.append(out)
         self.keep(Eqn(neg_p, (atom,), {}, (out,)))
         return self.subst(out)
 

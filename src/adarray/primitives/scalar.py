@@ -20,9 +20,11 @@ TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 
 def _pow_partials(m, a, b, out):
-    # safe_mul: b * a**(b - 1) is 0 where b == 0 even at a == 0 (a**0 is constant), and
-    # a**b log(a) is 0 where a**b == 0 (a == 0, b > 0). The guards test the factor, not a primal.
-    return m.safe_mul(b, m.pow(a, m.sub(b, 1.0))), m.safe_mul(out, m.log(a))
+    # safe_mul: b * a**(b - 1) is 0 where b == 0 even at a == 0 (a**0 is constant). At a == 0, where
+    # a**b is constant (0) in b, log(a) is replaced by log(1) = 0: a literal -inf in the derivative
+    # program would turn every later cotangent into NaN (inf * 0) under reverse mode.
+    safe_a = m.select(m.eq(a, 0.0), m.full_like(a, 1.0), a)
+    return m.safe_mul(b, m.pow(a, m.sub(b, 1.0))), m.safe_mul(out, m.log(safe_a))
 
 
 PARTIALS = {

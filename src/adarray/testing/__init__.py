@@ -1,4 +1,5 @@
 """Test helpers: the numerical oracles for derivative rules and passes (one tolerance policy)."""
+from .check_grads import check_grads
 from .oracles import (
     Tolerance,
     check_jvp,
@@ -14,6 +15,7 @@ from .oracles import (
 
 __all__ = [
     "Tolerance",
+    "check_grads",
     "check_jvp",
     "check_passes",
     "check_second_order",

@@ -1,0 +1,1 @@
+"""autograd.scipy -> adarray.scipy."""

@@ -1,0 +1,1 @@
+"""autograd.scipy.stats -> adarray.scipy.stats."""

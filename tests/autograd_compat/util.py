@@ -1,0 +1,1 @@
+"""autograd.util.quick_grad_check (deprecated in autograd): not provided."""
