@@ -11,7 +11,7 @@ import pytest
 
 import adarray as ad
 import adarray.numpy as anp
-from adarray.backends.numpy_backend import compile_program
+from adarray.backends.numpy import compile_program
 from adarray.core.primitive import REGISTRY
 from adarray.core.types import is_float
 from adarray.testing.registry import primitive_program, registry_cases, seed

@@ -18,7 +18,7 @@ import pytest
 
 import adarray as ad
 import adarray.numpy as anp
-from adarray.backends.numpy_backend import compile_program
+from adarray.backends.numpy import compile_program
 from adarray.core.types import is_float
 from adarray.testing import program_tolerance
 from adarray.testing.registry import ZERO_BY_DEFINITION, primitive_program, registry_cases, seed

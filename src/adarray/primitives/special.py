@@ -68,7 +68,6 @@ def _map(name, arity):
     elementwise(prim, lambda m, *args, **params: table(MATH, *args, **params), singular=name in SINGULAR)
     batch_elementwise(prim)
     prim.elementwise = True
-    prim.arity = arity
     return prim
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..backends.numpy_backend import compile_program
+from ..backends.numpy import compile_program
 from ..core.errors import UnsupportedError
 from ..core.pytree import flatten, unflatten
 from ..core.types import Aval, is_float

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-import adarray.backends.numpy_backend  # noqa: F401  (attaches `impl` to every primitive)
+import adarray.backends.numpy  # noqa: F401  (the implementations of every primitive)
 import adarray.primitives  # noqa: F401  (registers every primitive)
-from adarray.backends.numpy_backend import compile_program
+from adarray.backends.numpy import compile_program
 from adarray.core.ir import Program
 from adarray.core.parser import parse_program
 from adarray.core.printer import format_program

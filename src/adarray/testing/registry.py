@@ -7,7 +7,7 @@ import zlib
 
 import numpy as np
 
-import adarray.backends.numpy_backend  # noqa: F401  (attaches `impl` to every primitive)
+import adarray.backends.numpy  # noqa: F401  (the implementations of every primitive)
 import adarray.primitives  # noqa: F401  (registers every primitive)
 from adarray.core.primitive import REGISTRY
 from adarray.core.types import Aval

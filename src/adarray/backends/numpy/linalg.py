@@ -14,8 +14,9 @@ import numpy as np
 import scipy.linalg
 from scipy.linalg import lapack
 
-from ..primitives.matrices import LinAlgError
-from .numpy_backend import impl
+from ...primitives import factorizations, matrix_functions, spectral, triangular
+from ...primitives.matrices import LinAlgError
+from .registry import impl
 
 
 def _stack(x):
@@ -44,7 +45,7 @@ def _raising(name, what):
 _SUBSTITUTION_MAX_N = 16
 
 
-@impl("triangular_solve")
+@impl(triangular.triangular_solve_p)
 def _triangular_solve(a, b, *, lower, transpose_a, unit_diagonal):
     if a.size == 0 or b.size == 0:
         return np.zeros(b.shape, b.dtype)
@@ -75,19 +76,19 @@ def _substitute(a, b, lower, transpose_a, unit_diagonal):
     return x
 
 
-@impl("cholesky")
+@impl(triangular.cholesky_p)
 @_raising("cholesky", "the matrix is not positive definite")
 def _cholesky(a):
     return np.linalg.cholesky(a)
 
 
-@impl("solve")
+@impl(factorizations.solve_p)
 @_raising("solve", "the matrix is singular")
 def _solve(a, b):
     return np.linalg.solve(a, b)
 
 
-@impl("lu")
+@impl(factorizations.lu_p)
 def _lu(a):
     n = a.shape[-1]
     batch = a.shape[:-2]
@@ -101,7 +102,7 @@ def _lu(a):
     return [packed.astype(a.dtype, copy=False), pivots, _pivots_to_permutation(pivots, permutation_size=n)]
 
 
-@impl("lu_pivots_to_permutation")
+@impl(factorizations.lu_pivots_to_permutation_p)
 def _pivots_to_permutation(pivots, *, permutation_size):
     """Apply LAPACK's row interchanges (row i <-> row pivots[i], in order) to range(size)."""
     size, batch = permutation_size, pivots.shape[:-1]
@@ -117,13 +118,13 @@ def _pivots_to_permutation(pivots, *, permutation_size):
     return flat.reshape(batch + (size,))
 
 
-@impl("qr")
+@impl(factorizations.qr_p)
 def _qr(a, *, full_matrices):
     q, r = np.linalg.qr(a, mode="complete" if full_matrices else "reduced")
     return [q, r]
 
 
-@impl("eigh")
+@impl(spectral.eigh_p)
 @_raising("eigh", "the eigenvalue iteration did not converge")
 def _eigh(a, *, compute_v):
     if not compute_v:
@@ -132,7 +133,7 @@ def _eigh(a, *, compute_v):
     return [values, vectors]
 
 
-@impl("svd")
+@impl(spectral.svd_p)
 @_raising("svd", "the SVD did not converge")
 def _svd(a, *, full_matrices, compute_uv):
     if not compute_uv:
@@ -141,12 +142,12 @@ def _svd(a, *, full_matrices, compute_uv):
     return [u, s, vh]
 
 
-@impl("det")
+@impl(matrix_functions.det_p)
 def _det(a):
     return np.asarray(np.linalg.det(a), a.dtype)
 
 
-@impl("adjugate")
+@impl(matrix_functions.adjugate_p)
 @_raising("adjugate", "the SVD did not converge")
 def _adjugate(a):
     """det(U) det(V) V diag(prod_{j != i} s_j) U^T: no inverse, exact at every rank."""
@@ -163,13 +164,13 @@ def _adjugate(a):
     return (adj * sign[..., None, None]).astype(a.dtype)
 
 
-@impl("pinv")
+@impl(matrix_functions.pinv_p)
 @_raising("pinv", "the SVD did not converge")
 def _pinv(a, *, rcond):
     return np.linalg.pinv(a, rcond=rcond)
 
 
-@impl("expm")
+@impl(matrix_functions.expm_p)
 def _expm(a):
     if a.size == 0:
         return np.zeros(a.shape, a.dtype)
