@@ -278,3 +278,31 @@ expm_p.sample = lambda rng: [
     ([rng.normal(size=(0, 2, 2))], {}),
     ([(0.5 * rng.normal(size=(3, 3))).astype(np.float32)], {}),
 ]
+
+
+# --- Taylor mode ----------------------------------------------------------------------------------------
+# expm: a matrix series A(t) = sum_j A_j t^j maps to the block upper triangular Toeplitz matrix
+# T(A) with blocks T_(ij) = A_(j-i), an algebra homomorphism (mod t^(K+1)), so exp(T(A)) = T(exp(A(t)))
+# and the first block row of one expm of size (K+1) n holds every coefficient (Mathias 1996; the
+# Frechet derivative above is the case K = 1). det, adjugate and pinv take the series of their jvp rules.
+
+def _expm_taylor(series, output):
+    from .rules import instantiate
+
+    (a,) = series
+    order, n = len(a) - 1, aval_of_value(output).shape[-1]
+    blocks = [instantiate(c) for c in a]
+    zero = zeros(aval_of_value(output).shape, aval_of_value(output).dtype)
+    block_rows = [hstack([zero] * i + blocks[:order + 1 - i]) for i in range(order + 1)]
+    first_row = rows(expm(vstack(block_rows)), 0, n)
+    return [columns(first_row, k * n, (k + 1) * n) for k in range(1, order + 1)]
+
+
+def _set_taylor_rules():
+    from .taylor import FROM_JVP
+
+    expm_p.taylor = _expm_taylor
+    det_p.taylor = adjugate_p.taylor = pinv_p.taylor = FROM_JVP
+
+
+_set_taylor_rules()
