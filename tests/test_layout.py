@@ -42,6 +42,7 @@ ALLOWED = {
     "scipy": EXTENSIONS,
     "nn": ARRAY_API | {"scipy"},
     "extend": TRANSFORMS | {"backends", "testing"},
+    "taylor_mode": TRANSFORMS | {"staging", "backends"},
     # the top: the package itself and the command line see everything
     "__init__": None,
     "__main__": None,

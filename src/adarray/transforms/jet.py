@@ -120,22 +120,28 @@ def _scale(value, factor):
 
 # --- programs --------------------------------------------------------------------------------------
 
-def jet_program(program: Program, order: int, wrt=None, force=None):
+def jet_program(program: Program, order: int, wrt=None, force=None, terms=None):
     """The Taylor program of `program` to `order`; returns (program, out_flags).
 
-    Inputs: the primal inputs, then the coefficients x_1..x_K of each input flagged in `wrt` (default:
-    every float input). Outputs: the primal outputs, then y_1..y_K of each output that has a nonzero
-    series or is flagged in `force` (its zeros are materialised), in order.
+    Inputs: the primal inputs, then the coefficients x_k (k in `terms`, default 1..K; the others are
+    zero) of each input flagged in `wrt` (default: every float input). Outputs: the primal outputs,
+    then y_1..y_K of each output that has a nonzero series or is flagged in `force` (its zeros are
+    materialised), in order.
+
+    >>> jet_program(program_of(sin), 2)  # doctest: +SKIP   (x, x1, x2) -> (y, y1, y2)
     """
     wrt = [is_float(a.dtype) for a in program.in_avals] if wrt is None else [bool(w) for w in wrt]
     force = [False] * len(program.outputs) if force is None else list(force)
+    terms = tuple(range(1, order + 1)) if terms is None else tuple(terms)
     flags_seen = []
     n = len(program.inputs)
 
     def forward(*args):
         rest = iter(args[n:])
-        series = [[primal] + ([next(rest) for _ in range(order)] if w else [Zero(var.aval)] * order)
-                  for primal, var, w in zip(args[:n], program.inputs, wrt)]
+        series = []
+        for primal, var, w in zip(args[:n], program.inputs, wrt):
+            given = {k: next(rest) for k in terms} if w else {}
+            series.append([primal] + [given.get(k, Zero(var.aval)) for k in range(1, order + 1)])
         outs = propagate(program, series, order)
         flags = [(has_series(s) or f) and is_float(a.dtype) for s, f, a in zip(outs, force, program.out_avals)]
         flags_seen.append(flags)
@@ -145,7 +151,7 @@ def jet_program(program: Program, order: int, wrt=None, force=None):
                 result += [instantiate(c, aval) for c in s[1:]]
         return result
 
-    avals = list(program.in_avals) + [a for a, w in zip(program.in_avals, wrt) if w for _ in range(order)]
+    avals = list(program.in_avals) + [a for a, w in zip(program.in_avals, wrt) if w for _ in terms]
     new_program, _, _ = trace_program(forward, avals, "jet")
     return new_program, flags_seen[-1]
 
