@@ -43,6 +43,10 @@ ALLOWED = {
     "nn": ARRAY_API | {"scipy"},
     "extend": TRANSFORMS | {"backends", "testing"},
     "taylor_mode": TRANSFORMS | {"staging", "backends"},
+    # applications: the public API, transformations and primitive families (to register enclosures by
+    # primitive object), never a backend
+    "bounds": EXTENSIONS | {"api", "staging", "tree_util"},
+    "optim": EXTENSIONS | {"api", "staging", "tree_util", "bounds"},
     # the top: the package itself and the command line see everything
     "__init__": None,
     "__main__": None,
