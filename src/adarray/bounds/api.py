@@ -15,7 +15,7 @@ import functools
 import numpy as np
 
 from ..api import make_ir
-from ..core.errors import ArgumentError
+from ..core.errors import ArgumentError, UnsupportedError
 from ..core.pytree import flatten
 from ..staging import name_of
 from .enclosure import Arithmetic, Enclosure
@@ -108,14 +108,17 @@ class TaylorBounds:
 
     def lower(self, x):
         """A lower bound of f(x) (x in the box; an array of points evaluates each)."""
-        return self._evaluate(x)[0]
+        return self(x)[0]
 
     def upper(self, x):
-        return self._evaluate(x)[1]
+        """An upper bound of f(x)."""
+        return self(x)[1]
 
     def __call__(self, x):
-        """(lower, upper) bounds of f(x)."""
-        return self._evaluate(x)
+        """(lower, upper) bounds of f(x): the enclosure's polynomials at x, within the final interval."""
+        lo, hi = self._evaluate(x)
+        low, high = self.final_interval()
+        return np.maximum(lo, low), np.minimum(hi, high)
 
     def final_interval(self):
         """An interval containing f(x) for every x in the box."""
@@ -126,12 +129,30 @@ class TaylorBounds:
         return f"TaylorBounds(degree={self.degree}, x0={self.x0}, coefficients={self.coefficients})"
 
 
-def taylor_bounds(f, max_degree: int, verified: bool = True):
+def _region(lo, x0, hi, verified):
+    """The box minus x0, rounded outward (it must contain every x - x0 exactly)."""
+    iv = Arithmetic(0, (np.zeros(1), np.zeros(1)), verified).iv
+    low = iv.sub((np.atleast_1d(lo),) * 2, (np.atleast_1d(x0),) * 2)[0]
+    high = iv.sub((np.atleast_1d(hi),) * 2, (np.atleast_1d(x0),) * 2)[1]
+    return np.minimum(low, 0.0), np.maximum(high, 0.0)
+
+
+def _variable(arith, x0):
+    variable = arith.variable(np.atleast_1d(x0))
+    if np.ndim(x0) == 0:
+        variable = arith.map_bounds(variable, lambda arr, i: arr.reshape(arr.shape[1:]), ())
+    return variable
+
+
+def taylor_bounds(f, max_degree: int, verified: bool = True, propagate_ranges: bool = True):
     """Return a function (x0, (lo, hi), *args) -> TaylorBounds of f around x0 on the box [lo, hi].
 
     f maps a scalar or 1-d array x (and constant extra `args`, not bounded over) to a scalar. Degree 0
     is interval arithmetic. With verified=True every interval operation rounds outward, so the
-    enclosure holds for the exact values, not just up to round-off; verified=False is faster.
+    enclosure holds for the exact values, not just up to round-off; verified=False is faster. With
+    propagate_ranges (AutoBound's propagate_trust_regions), a first pass of interval arithmetic gives
+    every intermediate value a range, intersected with the one its enclosure implies (tighter ranges
+    for the elementwise enclosures, and a finite result where a kink sits on the centre).
 
     >>> tb = taylor_bounds(lambda x: 1.5 * anp.exp(3 * x) - 25 * x ** 2, 2)(0.5, (0.0, 1.0))  # doctest: +SKIP
     >>> tb.coefficients  # doctest: +SKIP
@@ -148,19 +169,23 @@ def taylor_bounds(f, max_degree: int, verified: bool = True):
         if len(program.outputs) != 1 or program.out_avals[0].size != 1 or not program.out_avals[0].differentiable:
             raise ArgumentError(f"taylor_bounds: '{name}' must return a float scalar, got "
                                 f"{', '.join(map(str, program.out_avals))}")
-        arith = Arithmetic(degree, (np.atleast_1d(lo - x0), np.atleast_1d(hi - x0)), verified)
-        iv = arith.iv
-        region = iv.sub((np.atleast_1d(lo),) * 2, (np.atleast_1d(x0),) * 2)[0], \
-            iv.sub((np.atleast_1d(hi),) * 2, (np.atleast_1d(x0),) * 2)[1]
-        arith.region = (np.minimum(region[0], 0.0), np.maximum(region[1], 0.0))
-        variable = arith.variable(np.atleast_1d(x0))
-        if x0.ndim == 0:
-            variable = arith.map_bounds(variable, lambda arr, i: arr.reshape(arr.shape[1:]), ())
-        context = Context(arith, name)
+        arith = Arithmetic(degree, _region(lo, x0, hi, verified), verified)
         constants = [np.asarray(leaf) for leaf in flatten(list(args))[0]]
-        (out,) = enclose_program(context, program, [variable] + constants)
+        ranges = None
+        if propagate_ranges and degree > 0:  # a degree-0 pass: interval ranges of every value, to intersect
+            ranges = {}
+            interval = Arithmetic(0, arith.region, verified)
+            try:
+                enclose_program(Context(interval, name), program, [_variable(interval, x0)] + constants,
+                                record=ranges)
+            except UnsupportedError:  # e.g. a loop condition interval arithmetic cannot decide: no ranges
+                ranges = None
+        context = Context(arith, name)
+        (out,) = enclose_program(context, program, [_variable(arith, x0)] + constants, ranges=ranges)
         out = context.enclose(out)
+        bound = out.bound
         out = arith.map_bounds(out, lambda arr, i: arr.reshape(arr.shape[arr.ndim - i:] if i else ()), ())
+        out.bound = None if bound is None else (bound[0].reshape(()), bound[1].reshape(()))
         return TaylorBounds(f, x0 if x0.ndim else x0.reshape(()), (lo, hi), out, arith)
 
     return bounds

@@ -64,8 +64,11 @@ def _remainder_at(series, iv: Intervals, point, y0, y, degree: int):
     return np.where(at_centre, point[degree][0], r[0]), np.where(at_centre, point[degree][1], r[1])
 
 
-def monotone_rule(series, pieces: int = 1):
-    """The enclosure rule of a smooth function from its interval series."""
+def monotone_rule(series, pieces: int = 1, mirror: bool = False):
+    """The enclosure rule of a smooth function from its interval series. Where f^(k) is not monotone on
+    Y, the Lagrange range is recomputed on 64 pieces of Y (close to the exact range of f^(k)). With
+    `mirror` (softplus, whose f'' is even and decreasing in |y|; Streeter & Dillon sec. 4), degree 2
+    is sharp there too: R is largest at the mirror point -y0 (clipped into Y), smallest at an end."""
     def rule(iv: Intervals, y0, y, degree: int):
         point = series(iv, (y0, y0), degree)
         over = _over(series, iv, y, degree + 1, pieces)
@@ -75,6 +78,14 @@ def monotone_rule(series, pieces: int = 1):
         at_high = _remainder_at(series, iv, point, y0, y[1], degree)
         sharp_lo = np.where(increasing, at_low[0], np.where(decreasing, at_high[0], -np.inf))
         sharp_hi = np.where(increasing, at_high[1], np.where(decreasing, at_low[1], np.inf))
+        neither = ~(increasing | decreasing)
+        if np.any(neither):
+            if mirror and degree == 2:
+                at_mirror = _remainder_at(series, iv, point, y0, np.clip(-y0, y[0], y[1]), degree)
+                sharp_lo = np.where(neither, np.minimum(at_low[0], at_high[0]), sharp_lo)
+                sharp_hi = np.where(neither, at_mirror[1], sharp_hi)
+            if pieces < 64:
+                lagrange = iv.intersect(lagrange, _over(series, iv, y, degree, 64)[degree])
         lo, hi = iv.intersect(lagrange, (sharp_lo, sharp_hi))
         return list(point[:degree]) + [(np.minimum(lo, hi), np.maximum(lo, hi))]
 
@@ -148,7 +159,7 @@ RULES = {
     "sqrt": monotone_rule(s.sqrt_series), "sin": monotone_rule(s.sin_series), "cos": monotone_rule(s.cos_series),
     "sinh": monotone_rule(s.sinh_series), "cosh": monotone_rule(s.cosh_series),
     "tanh": monotone_rule(s.tanh_series, pieces=8), "logistic": monotone_rule(s.logistic_series, pieces=8),
-    "softplus": monotone_rule(s.softplus_series, pieces=8), "swish": monotone_rule(s.swish_series, pieces=8),
+    "softplus": monotone_rule(s.softplus_series, pieces=8, mirror=True), "swish": monotone_rule(s.swish_series, pieces=8),
     "arctan": monotone_rule(s.arctan_series, pieces=8), "erf": monotone_rule(s.erf_series, pieces=8),
     "relu": kink_rule(0.0, 1.0), "abs": kink_rule(-1.0, 1.0),
     "floor": step_rule(np.floor), "ceil": step_rule(np.ceil), "round": step_rule(np.round), "sign": step_rule(np.sign),

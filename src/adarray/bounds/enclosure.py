@@ -22,11 +22,12 @@ from .interval import Intervals
 class Enclosure:
     """D + 1 interval coefficients (or None for zero) of a value of `shape`."""
 
-    __slots__ = ("coefficients", "shape")
+    __slots__ = ("coefficients", "shape", "bound")
 
-    def __init__(self, coefficients, shape):
+    def __init__(self, coefficients, shape, bound=None):
         self.coefficients = list(coefficients)
         self.shape = tuple(shape)
+        self.bound = bound  # optional: an interval known to contain the value (from interval arithmetic)
 
     @property
     def degree(self) -> int:
@@ -117,11 +118,44 @@ class Arithmetic:
         return tensor
 
     def range(self, a: Enclosure):
-        """An interval enclosing the value over the whole box: sum_i C_i[R^i]."""
+        """An interval enclosing the value over the whole box: sum_i C_i[R^i] (monomial by monomial, so
+        dx_k^2 >= 0 is known), intersected with the value's interval bound if it carries one."""
         total = _zero(a.shape)
         for i, c in enumerate(a.coefficients):
             if c is not None:
-                total = self.iv.add(total, self.contract(c, i))
+                total = self.iv.add(total, self.monomials(c, i))
+        if a.bound is not None:
+            lo, hi = self.iv.intersect(total, a.bound)
+            total = np.minimum(lo, hi), np.maximum(lo, hi)
+        return total
+
+    def monomials(self, tensor, degree: int):
+        """tensor[R, ..., R] with the entries of each monomial dx^alpha summed first and multiplied by the
+        interval power R^alpha (tighter than contracting one axis at a time: no dependency on repeated dx)."""
+        if degree == 0:
+            return tensor
+        n = self.n
+        if n == 1:
+            power = self.iv.integer_power((self.region[0][0], self.region[1][0]), degree)
+            shape = tensor[0].shape[:tensor[0].ndim - degree]
+            return self.iv.mul((tensor[0].reshape(shape), tensor[1].reshape(shape)), power)
+        if n ** degree > 4096:
+            return self.contract(tensor, degree)
+        import itertools
+
+        shape = tensor[0].shape[:tensor[0].ndim - degree]
+        flat = (tensor[0].reshape(shape + (-1,)), tensor[1].reshape(shape + (-1,)))
+        groups: dict = {}
+        for position, index in enumerate(itertools.product(range(n), repeat=degree)):
+            groups.setdefault(tuple(sorted(index)), []).append(position)
+        total = _zero(shape)
+        for key, positions in groups.items():
+            summed = self.iv.sum((flat[0][..., positions], flat[1][..., positions]), axis=-1)
+            monomial = None
+            for k in set(key):
+                factor = self.iv.integer_power((self.region[0][k], self.region[1][k]), key.count(k))
+                monomial = factor if monomial is None else self.iv.mul(monomial, factor)
+            total = self.iv.add(total, self.iv.mul(summed, monomial))
         return total
 
     # --- products -----------------------------------------------------------------------------------

@@ -86,12 +86,24 @@ class Context:
         return enclose_program(self, program, inputs)
 
 
-def enclose_program(context: Context, program: Program, inputs) -> list:
-    """The outputs of `program` for enclosure / constant inputs."""
+def enclose_program(context: Context, program: Program, inputs, record=None, ranges=None) -> list:
+    """The outputs of `program` for enclosure / constant inputs. `record` (a dict) receives the range of
+    every enclosed variable (from a degree-0 pass); `ranges` gives them back to a later pass, which
+    attaches them to its enclosures as bounds (AutoBound's propagate_trust_regions)."""
     outer = context.definitions
     context.definitions = {id(var): eqn for eqn in program.eqns for var in eqn.outputs}
 
     def step(eqn, ins):
+        outs = compute(eqn, ins)
+        for var, out in zip(eqn.outputs, outs):
+            if isinstance(out, Enclosure):
+                if record is not None:
+                    record[id(var)] = out.coefficients[0]
+                if ranges is not None and id(var) in ranges:
+                    out.bound = ranges[id(var)]
+        return outs
+
+    def compute(eqn, ins):
         if not any(isinstance(v, (Enclosure, Undecided)) for v in ins):
             outs = eqn.prim.bind(*ins, **eqn.params)
             return [np.asarray(o) for o in outs] if eqn.prim.multiple_results else [np.asarray(outs)]

@@ -129,14 +129,21 @@ def _relu(context, enclosure):
 
 
 def maximum(context, a, b):
-    """max(a, b) = a + relu(b - a): exact; elements decided over the box take their winner."""
+    """max(a, b) = a + relu(b - a) (around the constant if there is one: no dependency); exact, and the
+    elements decided over the box take their winner."""
+    if not isinstance(b, Enclosure):
+        a, b = b, a
     arith = context.arith
     ea, eb = context.enclose(a), context.enclose(b)
     ra, rb = context.range(a), context.range(b)
+    exact = (np.maximum(ra[0], rb[0]), np.maximum(ra[1], rb[1]))  # the range of the max, from the ranges
+    if context.degree == 0:
+        return arith.interval_constant(exact)
     with np.errstate(invalid="ignore"):
         a_wins, b_wins = ra[0] >= rb[1], rb[0] >= ra[1]
         general = arith.add(ea, _relu(context, arith.sub(eb, ea)))
-    return _where_enclosures(context, a_wins, ea, _where_enclosures(context, b_wins, eb, general))
+    result = _where_enclosures(context, a_wins, ea, _where_enclosures(context, b_wins, eb, general))
+    return Enclosure(result.coefficients, result.shape, bound=exact)
 
 
 def minimum(context, a, b):
@@ -289,8 +296,12 @@ def _structural(shape_of, function):
     """A rule from `shape_of(operand shape, params)` and `function(array, operand shape, params)`, where the
     array has the operand's shape followed by trailing dx axes, which the function keeps."""
     def rule(context, eqn, ins):
-        x = context.enclose(ins[0])
         params = eqn.params
+        if isinstance(ins[0], Undecided):  # a boolean that depends on x: move both masks
+            maybe_true, maybe_false = ins[0].maybe_true, ins[0].maybe_false
+            return [decided(function(maybe_true, maybe_true.shape, params),
+                            function(maybe_false, maybe_false.shape, params))]
+        x = context.enclose(ins[0])
         shape = tuple(shape_of(x.shape, params))
         return [context.arith.map_bounds(x, lambda arr, i: function(arr, x.shape, params), shape)]
 
@@ -329,8 +340,11 @@ def _install_structural():
 
 
 def _concatenate(context, eqn, ins):
-    parts = [context.enclose(v) for v in ins]
     axis = eqn.params["axis"]
+    if any(isinstance(v, Undecided) for v in ins):
+        masks = [truth(v) for v in ins]
+        return [decided(np.concatenate([m[0] for m in masks], axis), np.concatenate([m[1] for m in masks], axis))]
+    parts = [context.enclose(v) for v in ins]
     shape = list(parts[0].shape)
     shape[axis] = sum(p.shape[axis] for p in parts)
     out = []

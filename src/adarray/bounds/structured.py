@@ -169,8 +169,10 @@ def _constant_indices(context, eqn, indices):
 def _gather(context, eqn, ins):
     x, *indices = ins
     indices = _constant_indices(context, eqn, indices)
-    x = context.enclose(x)
     index = ix.numpy_index(eqn.params["spec"], indices)
+    if isinstance(x, Undecided):
+        return [_decided(x.maybe_true[index], x.maybe_false[index])]
+    x = context.enclose(x)
     shape = ix.gather_shape(_aval(x.shape), eqn.params["spec"], [_aval(np.shape(i), i.dtype) for i in indices])
     return [context.arith.map_bounds(x, lambda arr, i: arr[index + (Ellipsis,)], shape)]
 
