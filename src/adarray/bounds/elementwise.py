@@ -28,27 +28,48 @@ from .interval import Intervals
 
 
 def _pieces(y, count: int):
-    """`count` consecutive subintervals covering y (neighbours share their endpoint exactly)."""
+    """`count` consecutive subintervals covering y, stacked on a new leading axis (neighbours share their
+    endpoint exactly, so together they cover y)."""
     lo, hi = y
-    cuts = [lo] + [lo + (hi - lo) * (k / count) for k in range(1, count)] + [hi]
-    return [(cuts[k], cuts[k + 1]) for k in range(count)]
+    fractions = (np.arange(count + 1) / count).reshape((-1,) + (1,) * np.ndim(lo))
+    cuts = lo + (hi - lo) * fractions
+    cuts[0], cuts[-1] = lo, hi
+    return cuts[:-1], cuts[1:]
+
+
+def _hull_of_pieces(interval):
+    return np.min(interval[0], axis=0), np.max(interval[1], axis=0)
 
 
 def _over(series, iv: Intervals, y, m: int, pieces: int):
-    """series over the whole interval y: the hull over its pieces (tighter for recurrences that repeat y)."""
+    """series over the whole interval y: the hull over its pieces (tighter for recurrences that repeat y).
+    Unbounded intervals are not cut."""
     if pieces <= 1:
         return series(iv, y, m)
     finite = np.isfinite(y[0]) & np.isfinite(y[1])
-    parts = [series(iv, piece, m) for piece in _pieces(y, pieces)]
-    result = []
-    for j in range(m + 1):
-        lo = np.min(np.stack([p[j][0] for p in parts]), axis=0)
-        hi = np.max(np.stack([p[j][1] for p in parts]), axis=0)
-        whole = series(iv, y, m)[j] if not np.all(finite) else None
-        if whole is not None:
-            lo, hi = np.where(finite, lo, whole[0]), np.where(finite, hi, whole[1])
-        result.append((lo, hi))
-    return result
+    safe = (np.where(finite, y[0], 0.0), np.where(finite, y[1], 0.0))
+    parts = [_hull_of_pieces(c) for c in series(iv, _pieces(safe, pieces), m)]
+    if np.all(finite):
+        return parts
+    whole = series(iv, y, m)
+    return [(np.where(finite, p[0], w[0]), np.where(finite, p[1], w[1])) for p, w in zip(parts, whole)]
+
+
+def _taylor_form_range(series, iv: Intervals, y, m: int, pieces: int):
+    """f^(m) / m! over y, piece by piece, by its second-order Taylor form around each piece's midpoint:
+    c_m(t) = c_m(mid) + (m+1) c_(m+1)(mid) h + (m+1)(m+2) c_(m+2)(xi) h^2 with h = t - mid, intersected
+    with the natural extension c_m(piece). The point terms are tight and the interval one is multiplied
+    by h^2, so the hull over the pieces approaches the exact range quadratically in the piece width (the
+    recurrences' own overestimate, which repeats y, shrinks only linearly)."""
+    a, b = _pieces(y, pieces)
+    mid = np.clip(0.5 * a + 0.5 * b, a, b)
+    at_mid = series(iv, (mid, mid), m + 1)
+    over = series(iv, (a, b), m + 2)
+    h = iv.sub((a, b), (mid, mid))
+    linear = iv.mul(iv.scale(at_mid[m + 1], float(m + 1)), h)
+    quadratic = iv.mul(iv.scale(over[m + 2], float((m + 1) * (m + 2))), iv.square(h))
+    lo, hi = iv.intersect(iv.add(at_mid[m], iv.add(linear, quadratic)), over[m])
+    return _hull_of_pieces((np.minimum(lo, hi), np.maximum(lo, hi)))
 
 
 def _remainder_at(series, iv: Intervals, point, y0, y, degree: int):
@@ -64,11 +85,13 @@ def _remainder_at(series, iv: Intervals, point, y0, y, degree: int):
     return np.where(at_centre, point[degree][0], r[0]), np.where(at_centre, point[degree][1], r[1])
 
 
-def monotone_rule(series, pieces: int = 1, mirror: bool = False):
+def monotone_rule(series, pieces: int = 1, mirror: bool = False, refine: bool = False):
     """The enclosure rule of a smooth function from its interval series. Where f^(k) is not monotone on
     Y, the Lagrange range is recomputed on 64 pieces of Y (close to the exact range of f^(k)). With
     `mirror` (softplus, whose f'' is even and decreasing in |y|; Streeter & Dillon sec. 4), degree 2
-    is sharp there too: R is largest at the mirror point -y0 (clipped into Y), smallest at an end."""
+    is sharp there too: R is largest at the mirror point -y0 (clipped into Y), smallest at an end.
+    `refine` marks series computed by recurrences that repeat y (their natural extension overestimates);
+    the others (powers, exp, log, sin, cos, ...) give the exact range of each derivative already."""
     def rule(iv: Intervals, y0, y, degree: int):
         point = series(iv, (y0, y0), degree)
         over = _over(series, iv, y, degree + 1, pieces)
@@ -84,8 +107,14 @@ def monotone_rule(series, pieces: int = 1, mirror: bool = False):
                 at_mirror = _remainder_at(series, iv, point, y0, np.clip(-y0, y[0], y[1]), degree)
                 sharp_lo = np.where(neither, np.minimum(at_low[0], at_high[0]), sharp_lo)
                 sharp_hi = np.where(neither, at_mirror[1], sharp_hi)
-            if pieces < 64:
-                lagrange = iv.intersect(lagrange, _over(series, iv, y, degree, 64)[degree])
+            if refine:
+                finite_y = np.isfinite(y[0]) & np.isfinite(y[1])
+                with np.errstate(all="ignore"):
+                    closer = _taylor_form_range(series, iv, (np.where(finite_y, y[0], 0.0),
+                                                             np.where(finite_y, y[1], 0.0)), degree, 64)
+                finite = np.isfinite(closer[0]) & np.isfinite(closer[1]) & finite_y
+                lagrange = iv.intersect(lagrange, (np.where(finite, closer[0], -np.inf),
+                                                   np.where(finite, closer[1], np.inf)))
         lo, hi = iv.intersect(lagrange, (sharp_lo, sharp_hi))
         return list(point[:degree]) + [(np.minimum(lo, hi), np.maximum(lo, hi))]
 
@@ -158,10 +187,12 @@ RULES = {
     "log": monotone_rule(s.log_series), "log1p": monotone_rule(lambda iv, y, m: s.log_series(iv, y, m, 1.0)),
     "sqrt": monotone_rule(s.sqrt_series), "sin": monotone_rule(s.sin_series), "cos": monotone_rule(s.cos_series),
     "sinh": monotone_rule(s.sinh_series), "cosh": monotone_rule(s.cosh_series),
-    "tanh": monotone_rule(s.tanh_series, pieces=8), "logistic": monotone_rule(s.logistic_series, pieces=8),
-    "softplus": monotone_rule(s.softplus_series, pieces=8, mirror=True),
-    "swish": monotone_rule(s.swish_series, pieces=8),
-    "arctan": monotone_rule(s.arctan_series, pieces=8), "erf": monotone_rule(s.erf_series, pieces=8),
+    "tanh": monotone_rule(s.tanh_series, pieces=8, refine=True),
+    "logistic": monotone_rule(s.logistic_series, pieces=8, refine=True),
+    "softplus": monotone_rule(s.softplus_series, pieces=8, mirror=True, refine=True),
+    "swish": monotone_rule(s.swish_series, pieces=8, refine=True),
+    "arctan": monotone_rule(s.arctan_series, pieces=8, refine=True),
+    "erf": monotone_rule(s.erf_series, pieces=8, refine=True),
     "relu": kink_rule(0.0, 1.0), "abs": kink_rule(-1.0, 1.0),
     "floor": step_rule(np.floor), "ceil": step_rule(np.ceil), "round": step_rule(np.round), "sign": step_rule(np.sign),
 }
