@@ -89,7 +89,7 @@ def safe_rate(loss, params, steps: int, eta_max: float = 1.0, verified: bool = T
             coefficients = bound(0.0, (0.0, eta_max), params, direction).coefficients
             _, c1, c2 = _upper_quadratic(coefficients)
             eta = _minimise_on(c1, c2, eta_max)
-        candidate = tree_map(lambda p, d: p + eta * d, params, direction) if eta > 0 else params
+        candidate = tree_map(lambda p, d, e=eta: p + e * d, params, direction) if eta > 0 else params
         new_value, new_gradient = evaluate(candidate) if eta > 0 else (value, gradient)
         if not float(new_value) <= float(value):  # guaranteed in exact arithmetic; floats can tie or miss by an ulp
             eta, candidate, new_value, new_gradient = 0.0, params, value, gradient
