@@ -310,7 +310,7 @@ def _diagonal_form(values, rotated, lead_size):
     n, order = values.shape[-1], len(rotated)
     perturbation = {1 << m: x for m, x in enumerate(rotated)}
     lead, rest = slice(0, lead_size), slice(lead_size, n)
-    if lead_size == 0:                              # the zero matrix
+    if lead_size == 0:                              # the zero matrix (or _BLOCK_RATIO >= 1): no pivot block
         adjugate, _ = _minor_adjugate_and_det(values, perturbation, order)
     else:
         inverse, det_p = _pivot_inverse_and_det(values[..., lead], _block(perturbation, lead, lead))
@@ -341,9 +341,14 @@ def _unbroadcast(x):
 def _adjugate_derivative(a, *directions):
     """d^k adj(A)[E1..Ek] = det(U) det(V) V d^k adj(S)[U^T E1 V, ...] U^T, exact at every rank."""
     n, order = a.shape[-1], len(directions)
-    if order >= n or a.size == 0:
+    if a.size == 0:
         return np.zeros(a.shape, a.dtype)
-    u, values, vh = np.linalg.svd(_unbroadcast(a))   # one SVD per distinct matrix (vmap broadcasts A)
+    # vmap and reverse mode broadcast operands (zero strides): work on the distinct matrices only.
+    directions = [_unbroadcast(e) for e in directions]
+    if order == n - 1:                              # constant in A: the polarised adjugate of the directions
+        adjugate, _ = _nilpotent_adjugate_and_det({1 << m: e for m, e in enumerate(directions)}, n, order)
+        return np.broadcast_to(adjugate[(1 << order) - 1], a.shape).astype(a.dtype)
+    u, values, vh = np.linalg.svd(_unbroadcast(a))
     sign = np.where(np.linalg.det(u) * np.linalg.det(vh) < 0, -1.0, 1.0).astype(a.dtype)
     ut, v = np.swapaxes(u, -1, -2), np.swapaxes(vh, -1, -2)
     rotated = [ut @ e @ v for e in directions]

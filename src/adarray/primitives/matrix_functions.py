@@ -65,8 +65,9 @@ def _det_abstract_eval(a):
 
 def _adjugate_derivative_abstract_eval(a, *directions):
     square_matrix("adjugate_derivative", a)
-    if not directions:
-        raise ShapeError("adjugate_derivative: needs at least one direction (the 0th derivative is adjugate)")
+    if not 1 <= len(directions) < a.shape[-1]:
+        raise ShapeError(f"adjugate_derivative: needs between 1 and n - 1 directions for {a}, got {len(directions)} "
+                         "(the 0th derivative is adjugate, those of order n and more are 0)")
     for index, direction in enumerate(directions):
         if direction.shape != a.shape or direction.dtype != a.dtype:
             raise ShapeError(f"adjugate_derivative: direction {index} must be like the matrix {a}, got {direction}")
@@ -194,6 +195,7 @@ adjugate_derivative_p.sample = lambda rng: [
       rng.normal(size=(4, 4, 4))], {}),
     ([_singular(rng, (3, 3), 1), rng.normal(size=(3, 3)), rng.normal(size=(3, 3))], {}),
     ([rng.normal(size=(2, 2)), rng.normal(size=(2, 2))], {}),
+    ([np.zeros((3, 3)), rng.normal(size=(3, 3)), rng.normal(size=(3, 3))], {}),
     ([rng.normal(size=(0, 3, 3)), rng.normal(size=(0, 3, 3))], {}),
     ([rng.normal(size=(3, 3)).astype(np.float32), rng.normal(size=(3, 3)).astype(np.float32)], {}),
 ]
