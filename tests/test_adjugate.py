@@ -188,17 +188,21 @@ def test_adjugate_second_derivative(a, compose):
     _close(COMPOSITIONS[compose](adjugate)(a), adjugate_derivative_tensor(a, 2))
 
 
-@pytest.mark.parametrize("a", [p for p in CASES if p.id.startswith("n4")] + [CASES[0]])
+@pytest.mark.parametrize("a", [p for p in CASES if p.id in ("n4-rank4", "n4-rank1", "n4-rank0", "n4-jordan",
+                                                          "n3-rank2")])
 @pytest.mark.parametrize("compose", ["fwd(fwd(fwd))", "fwd(rev(rev))"])
 def test_adjugate_third_derivative(a, compose):
     """Constant for n = 4 (the last nonzero one), zero for n = 3."""
     _close(THIRD_ORDER[compose](adjugate)(a), adjugate_derivative_tensor(a, 3))
 
 
-@pytest.mark.parametrize("values", [(2.0, 1.5, 1.0, 0.8, 0.6), (2.0, 1.0, 0.5, 0.0, 0.0), (1.5, 1.5, 1.5, 0.0, 0.0),
-                                    (1.2, 0.0, 0.0, 0.0, 0.0), (0.0,) * 5], ids=["rank5", "rank3", "rank3-repeated",
-                                                                                 "rank1", "rank0"])
-@pytest.mark.parametrize("compose", ["fwd(fwd(fwd))", "fwd(fwd(rev))"])
+@pytest.mark.parametrize("values, compose", [
+    ((2.0, 1.5, 1.0, 0.8, 0.6), "fwd(fwd(fwd))"),
+    ((2.0, 1.0, 0.5, 0.0, 0.0), "fwd(fwd(rev))"),
+    ((1.5, 1.5, 1.5, 0.0, 0.0), "fwd(fwd(fwd))"),
+    ((1.2, 0.0, 0.0, 0.0, 0.0), "fwd(fwd(rev))"),
+    ((0.0,) * 5, "fwd(fwd(fwd))"),
+], ids=["rank5", "rank3", "rank3-repeated", "rank1", "rank0"])
 def test_adjugate_third_derivative_five_by_five(values, compose):
     """n = 5: the third derivative of adj still depends on A (linearly)."""
     a = _with_values(5, 5, values)

@@ -18,9 +18,13 @@ adjugate_derivative a e1 ... ek -> d^k adj(A)[E1, ..., Ek]
     select between formulas, or a division by det(A). Reverse mode uses the symmetry of the forms of
     det: adj(A)_ji = d det / dA_ij, so <G, D_k(A; E1..Ek)> = d^(k+1) det(A)[E1, ..., Ek, G^T], and
         cotangent of Em = D_k(A; E1..G^T..Ek)^T,   cotangent of A = D_(k+1)(A; E1..Ek, G^T)^T.
-    The NumPy implementation (backends/numpy_linalg.py) evaluates the form exactly by block
-    elimination on the SVD-rotated matrix: it chooses how to compute, never what, so the choice
-    cannot change a derivative. Jacobi's formula is the case k = 1 of the rules for det and adjugate.
+    Why a primitive rather than a formula in IR: the formulas that are polynomials in IR (Faddeev-
+    LeVerrier, cofactor sums) lose accuracy on graded or nearly singular matrices or cost n!, and
+    the accurate ones (the inverse, the SVD) have derivatives that are wrong where they are singular
+    or degenerate. Inside the primitive the NumPy implementation (backends/numpy_linalg.py) is free
+    to pick the accurate way per matrix (block elimination on the SVD-rotated matrix: the inverse on
+    the well-conditioned block, products of singular values for the rest): it chooses how to
+    compute, never what, so the choice cannot change a derivative of any order.
 pinv[rcond] a -> A^+
     numpy.linalg.pinv. Golub and Pereyra (1973), eq. 4.12, with X = A^+:
         dX = -X dA X + X X^T dA^T (I - A X) + (I - X A) dA^T X^T X,
