@@ -127,14 +127,7 @@ def test_four_compositions_agree_at_the_sample(name, args, params):
         _check_against_differences(psi, reference, scale, tol, f"{name}\n{program}")
 
 
-# Known wrong, being fixed: the second derivative of adjugate at the zero 3 x 3 matrix (rank n - 3),
-# where its SVD-based rule differentiates a fully degenerate SVD.
-KNOWN_WRONG_AT_ZERO = {"adjugate-0"}
-ZERO_CASES = [pytest.param(*case.values, id=case.id, marks=[pytest.mark.xfail(strict=True, reason="adjugate")]
-                           if case.id in KNOWN_WRONG_AT_ZERO else []) for case in CASES]
-
-
-@pytest.mark.parametrize("name, args, params", ZERO_CASES)
+@pytest.mark.parametrize("name, args, params", CASES)
 def test_four_compositions_agree_at_zero(name, args, params):
     if name in NOT_AT_ZERO:
         pytest.skip("0 is outside the sampled domain")
