@@ -64,7 +64,10 @@ def _integer_pow(x, *, n):
 
 @impl("convert")
 def _convert(x, *, dtype):
-    return np.asarray(x).astype(dtype)
+    x = np.asarray(x)
+    if x.dtype.kind == "c" and np.dtype(dtype).kind in "fiu":  # the real part (NumPy's astype, without its warning)
+        x = np.real(x)
+    return x.astype(dtype)
 
 
 @impl("broadcast_in_dim")
@@ -290,6 +293,7 @@ def _execute(steps, env) -> None:
 
 
 from . import (  # noqa: E402  (these modules register the implementations of their families)
+    numpy_complex,  # noqa: F401  (real, imag, conj, complex)
     numpy_control,  # noqa: F401  (control flow)
     numpy_fixed_point,  # noqa: F401  (fixed_point's iteration)
     numpy_linalg,  # noqa: F401  (linear algebra)

@@ -17,7 +17,7 @@ DEFAULT_FLOAT = np.dtype(np.float64)
 
 
 def is_python_scalar(value) -> bool:
-    return isinstance(value, (bool, int, float)) and not isinstance(value, np.generic)
+    return isinstance(value, (bool, int, float, complex)) and not isinstance(value, np.generic)
 
 
 def aval(value) -> Aval:
@@ -60,9 +60,10 @@ def result_dtype(*values) -> np.dtype:
 
 
 def float_dtype(*values) -> np.dtype:
-    """The floating dtype an operation on `values` computes in (ints and bools -> float64)."""
+    """The floating dtype an operation on `values` computes in: ints and bools -> float64; real and
+    complex floating dtypes stay (a complex value is never cast to real)."""
     common = result_dtype(*values)
-    return common if np.issubdtype(common, np.floating) else DEFAULT_FLOAT
+    return common if np.issubdtype(common, np.inexact) else DEFAULT_FLOAT
 
 
 def broadcast_shapes(op: str, *shapes) -> tuple[int, ...]:
