@@ -250,7 +250,8 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     """
     x = asvalue(x)
     if is_complex(dtype(x)):  # the real and imaginary parts separately, as NumPy
-        from ..primitives.complex import complex as make_complex, imag, real
+        from ..primitives.complex import complex as make_complex
+        from ..primitives.complex import imag, real
 
         parts = [nan_to_num(part, nan=nan, posinf=posinf, neginf=neginf) for part in (real(x), imag(x))]
         return make_complex(*parts)
