@@ -145,7 +145,7 @@ def reciprocal(x):
 
 def power(x, y):
     """x ** y; an integral Python exponent uses exact repeated multiplication."""
-    if is_python_scalar(y) and float(y).is_integer() and not isinstance(y, bool):
+    if is_python_scalar(y) and not isinstance(y, (bool, complex)) and float(y).is_integer():
         x = asvalue(x)
         if int(y) < 0 and not np.issubdtype(dtype(x), np.floating):
             x = cast(x, float_dtype(x))
