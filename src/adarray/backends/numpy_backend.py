@@ -295,6 +295,7 @@ def _execute(steps, env) -> None:
 from . import (  # noqa: E402  (these modules register the implementations of their families)
     numpy_complex,  # noqa: F401  (real, imag, conj, complex)
     numpy_control,  # noqa: F401  (control flow)
+    numpy_fft,  # noqa: F401  (discrete Fourier transforms)
     numpy_fixed_point,  # noqa: F401  (fixed_point's iteration)
     numpy_linalg,  # noqa: F401  (linear algebra)
     numpy_sort,  # noqa: F401  (searchsorted)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as _np
 
 from ..tracing import ARRAY_METHODS
-from . import linalg
+from . import fft, linalg
 from ._array import Array, wrap_functions
 from ._complex import angle, conj, conjugate, imag, iscomplex, iscomplexobj, isreal, isrealobj, real, real_if_close
 from ._counting import bincount, histogram

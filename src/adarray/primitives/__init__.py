@@ -6,6 +6,7 @@ from . import (  # noqa: F401
     complex,
     elementwise,
     factorizations,
+    fft,
     indexing,
     linalg,
     matrix_functions,
