@@ -33,7 +33,9 @@ KINKED_AT_ZERO = {"abs", "sign", "floor", "ceil", "round", "rem", "floor_divide"
                   "reduce", "scan", "scatter", "argsort", "sort", "reduce_by_index", "segment_reduce",
                   "hypot", "i0e",
                   # the zero matrix: a multiple eigenvalue (eigenvectors), singular values at 0, a rank jump
-                  "eigh", "svd", "pinv"}
+                  "eigh", "svd", "pinv",
+                  # ... and for a general matrix even its eigenvalues (those of 0 + t E are t eig(E))
+                  "eig"}
 # Samplers whose domain excludes 0 in a way that evaluation cannot detect: the sample kernels
 # iterate Newton's method to a relative tolerance, which never ends near a = 0 from the negative side;
 # a ** b at (0, 0) is a branch point, finite in value with first derivatives 0 by convention, but

@@ -149,7 +149,7 @@ def _det(a):
 @impl("adjugate")
 @_raising("adjugate", "the SVD did not converge")
 def _adjugate(a):
-    """det(U) det(V) V diag(prod_{j != i} s_j) U^T: no inverse, exact at every rank."""
+    """det(U) det(V^H) V diag(prod_{j != i} s_j) U^H: no inverse, exact at every rank."""
     n = a.shape[-1]
     if n == 0:
         return np.zeros(a.shape, a.dtype)
@@ -159,7 +159,7 @@ def _adjugate(a):
     after = np.cumprod(np.concatenate([ones, s[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
     others = before * after
     sign = np.linalg.det(u) * np.linalg.det(vh)
-    adj = (np.swapaxes(vh, -1, -2) * others[..., None, :]) @ np.swapaxes(u, -1, -2)
+    adj = (np.conj(np.swapaxes(vh, -1, -2)) * others[..., None, :]) @ np.conj(np.swapaxes(u, -1, -2))
     return (adj * sign[..., None, None]).astype(a.dtype)
 
 
@@ -174,3 +174,13 @@ def _expm(a):
     if a.size == 0:
         return np.zeros(a.shape, a.dtype)
     return np.asarray(scipy.linalg.expm(a), a.dtype)
+
+
+@impl("eig")
+@_raising("eig", "the eigenvalue iteration did not converge")
+def _eig(a, *, compute_v):
+    dtype = np.result_type(a.dtype, np.complex64)
+    if not compute_v:
+        return [np.linalg.eigvals(a).astype(dtype, copy=False)]
+    values, vectors = np.linalg.eig(a)
+    return [values.astype(dtype, copy=False), vectors.astype(dtype, copy=False)]

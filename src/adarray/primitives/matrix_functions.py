@@ -31,11 +31,16 @@ from .linalg import einsum
 from .matrices import (
     batch_matrices,
     columns,
+    conjugate,
     diag_embed,
     diagonal,
     float_matrix,
     hstack,
+    is_complex_matrix,
+    jax_cotangent,
+    like,
     matmul,
+    mH,
     mT,
     rows,
     square_matrix,
@@ -111,10 +116,13 @@ def _eye_mask(x):
 
 
 def _svd_frame(a):
-    """(U, V, W, sign) with A = U diag(s) V^T, W = _pair_products(s), sign = det(U) det(V) = +-1."""
+    """(U, V, W, sign) with A = U diag(s) V^H, W = _pair_products(s) (in a's dtype), sign = det(U) det(V^H):
+    +-1 for real A (locally constant), the phase of det(A) for complex A (so it is differentiated)."""
     u, values, vh = svd(a)
-    sign = ew.stop_gradient(ew.mul(det(u), det(vh)))
-    return u, mT(vh), _pair_products(values), _per_matrix(sign, a)
+    sign = ew.mul(det(u), det(vh))
+    if not is_complex_matrix(a):
+        sign = ew.stop_gradient(sign)
+    return u, mH(vh), like(_pair_products(values), a), _per_matrix(sign, a)
 
 
 def _well_conditioned(a):
@@ -139,10 +147,10 @@ def _adjugate_jvp(tangents, primals, output):
     scaled = ew.mul(_per_matrix(trace_product(output, da), a), output)
     by_inverse = ew.div(ew.sub(scaled, matmul(output, matmul(da, output))), _per_matrix(det(a), a))
     u, v, weights, sign = _svd_frame(a)
-    rotated = matmul(mT(u), matmul(da, v))
+    rotated = matmul(mH(u), matmul(da, v))
     diagonal_part = diag_embed(einsum(_vector_spec(weights), weights, diagonal(rotated)))
     inner = ew.sub(diagonal_part, ew.mul(rotated, weights))
-    by_svd = ew.mul(sign, matmul(v, matmul(inner, mT(u))))
+    by_svd = ew.mul(sign, matmul(v, matmul(inner, mH(u))))
     return ew.select(_well_conditioned(a), by_inverse, by_svd)
 
 
@@ -162,7 +170,8 @@ def _adjugate_vjp(cotangent, primals, output, needs):
     scaled = ew.mul(_per_matrix(trace_product(mT(cotangent), output), a), adj_t)
     by_inverse = ew.div(ew.sub(scaled, matmul(adj_t, matmul(cotangent, adj_t))), _per_matrix(det(a), a))
     u, v, weights, sign = _svd_frame(a)
-    rotated = ew.mul(sign, matmul(mT(v), matmul(cotangent, u)))               # sign V^T G U
+    u = conjugate(u)  # the transpose of E -> U^H E V is G -> conj(U) G V^T (no conjugate on V)
+    rotated = ew.mul(sign, matmul(mT(v), matmul(cotangent, u)))               # sign V^T G conj(U)
     diagonal_part = diag_embed(einsum(_vector_spec(weights), weights, diagonal(rotated)))
     inner = ew.sub(diagonal_part, ew.mul(rotated, weights))
     by_svd = matmul(u, matmul(inner, mT(v)))
@@ -217,20 +226,24 @@ def pinv(a, rcond: float = 1e-15):
 
 def _pinv_jvp(tangents, primals, output, *, rcond):
     (da,), a, x = tangents, primals[0], output
-    dat = mT(da)
+    dat = mH(da)
     first = ew.neg(matmul(x, matmul(da, x)))
-    second = matmul(matmul(x, mT(x)), ew.sub(dat, matmul(matmul(dat, a), x)))          # X X^T dA^T (I - A X)
-    third = matmul(ew.sub(dat, matmul(x, matmul(a, dat))), matmul(mT(x), x))            # (I - X A) dA^T X^T X
+    second = matmul(matmul(x, mH(x)), ew.sub(dat, matmul(matmul(dat, a), x)))          # X X^H dA^H (I - A X)
+    third = matmul(ew.sub(dat, matmul(x, matmul(a, dat))), matmul(mH(x), x))            # (I - X A) dA^H X^H X
     return ew.add(first, ew.add(second, third))
 
 
 def _pinv_vjp(cotangent, primals, output, needs, *, rcond):
-    a, x, ct = primals[0], output, cotangent
-    ctt, xt = mT(ct), mT(x)
-    first = ew.neg(matmul(xt, matmul(ct, xt)))
-    second = matmul(ew.sub(ctt, matmul(a, matmul(x, ctt))), matmul(x, xt))               # (I - A X) G^T X X^T
-    third = matmul(matmul(xt, x), ew.sub(ctt, matmul(matmul(ctt, x), a)))               # X^T X G^T (I - X A)
-    return [ew.add(first, ew.add(second, third))]
+    a, x = primals[0], output
+
+    def adjoint(ct):  # the Hilbert adjoint of the jvp (complex: conjugate transposes)
+        ctt, xt = mH(ct), mH(x)
+        first = ew.neg(matmul(xt, matmul(ct, xt)))
+        second = matmul(ew.sub(ctt, matmul(a, matmul(x, ctt))), matmul(x, xt))           # (I - A X) G^H X X^H
+        third = matmul(matmul(xt, x), ew.sub(ctt, matmul(matmul(ctt, x), a)))           # X^H X G^H (I - X A)
+        return ew.add(first, ew.add(second, third))
+
+    return [jax_cotangent(adjoint, cotangent)]
 
 
 pinv_p.jvp, pinv_p.vjp = _pinv_jvp, _pinv_vjp
