@@ -53,7 +53,8 @@ from ._shape import broadcast_to, moveaxis, reshape, stack
 
 __all__ = [
     "LinAlgError", "cholesky", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv", "lstsq", "matrix_norm",
-    "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "vector_norm",
+    "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "svd", "svdvals",
+    "vector_norm",
 ]
 
 
