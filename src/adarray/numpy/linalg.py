@@ -44,7 +44,7 @@ from ..primitives import factorizations, matrix_functions, spectral
 from ..primitives import triangular as triangular_primitives
 from ..primitives.matrices import LinAlgError, diagonal
 from ..tracing import ARRAY_METHODS, Tracer
-from ._complex import imag, real
+from ._complex import conj, imag, real
 from ._core import asvalue, broadcast_shapes, cast, dtype, normalize_axis, result_dtype, shape
 from ._linalg import matmul
 from ._math import abs, not_equal, power, sign, sqrt, where
@@ -110,9 +110,10 @@ def _matrix(name, a, square=False):
     return a
 
 
-def _mT(a):  # noqa: N802
+def _mH(a):  # noqa: N802
+    """The conjugate transpose of the last two axes (the transpose of a real a)."""
     ndim = len(shape(a))
-    return moveaxis(a, ndim - 1, ndim - 2)
+    return conj(moveaxis(a, ndim - 1, ndim - 2))
 
 
 def _batch_together(name, a, b):
@@ -183,11 +184,11 @@ def slogdet(a):
 
 
 def cholesky(a, upper=False):
-    """The Cholesky factor: lower L with L L^T = a, reading a's lower triangle (upper=True: U with
-    U^T U = a, reading the upper triangle). Raises LinAlgError unless a is positive definite."""
+    """The Cholesky factor: lower L with L L^H = a, reading a's lower triangle (upper=True: U with
+    U^H U = a, reading the upper triangle). Raises LinAlgError unless a is positive definite."""
     a = _matrix("cholesky", _float(a), square=True)
     if upper:
-        return _mT(triangular_primitives.cholesky(_mT(a)))
+        return _mH(triangular_primitives.cholesky(_mH(a)))
     return triangular_primitives.cholesky(a)
 
 
@@ -279,7 +280,7 @@ def _symmetric_input(name, a, uplo):
     if uplo not in ("L", "U"):
         raise ArgumentError(f"linalg.{name}: UPLO must be 'L' or 'U', got {uplo!r}")
     a = _matrix(name, _float(a), square=True)
-    return a if uplo == "L" else _mT(a)   # the upper triangle of a is the lower one of a^T
+    return a if uplo == "L" else _mH(a)   # the upper triangle of a is the lower one of a^H
 
 
 def eigh(a, UPLO="L"):  # noqa: N803 - NumPy's name

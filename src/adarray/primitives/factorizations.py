@@ -34,6 +34,7 @@ from . import elementwise as ew
 from .matrices import (
     batch_matrices,
     columns,
+    complex_normal,
     eye_like,
     float_matrix,
     hstack,
@@ -98,6 +99,7 @@ solve_p.sample = lambda rng: [
     ([rng.normal(size=(0, 2, 2)), rng.normal(size=(0, 2, 2))], {}),
     ([(rng.normal(size=(3, 3)) + 3 * np.eye(3)).astype(np.float32), rng.normal(size=(3, 2)).astype(np.float32)],
      {}),
+    ([complex_normal(rng, (3, 3)) + 3 * np.eye(3), complex_normal(rng, (3, 2))], {}),
 ]
 
 # --- lu ------------------------------------------------------------------------------------------
@@ -186,6 +188,7 @@ lu_p.sample = lambda rng: [
     ([rng.normal(size=(1, 1)) + 1.0], {}),
     ([rng.normal(size=(0, 2, 2))], {}),
     ([rng.normal(size=(3, 3)).astype(np.float32)], {}),
+    ([complex_normal(rng, (3, 3))], {}),
 ]
 
 # --- qr ------------------------------------------------------------------------------------------
@@ -305,4 +308,7 @@ qr_p.sample = lambda rng: [
     ([rng.normal(size=(1, 1))], {"full_matrices": False}),
     ([rng.normal(size=(0, 3, 2))], {"full_matrices": False}),
     ([rng.normal(size=(4, 3)).astype(np.float32)], {"full_matrices": False}),
+    ([complex_normal(rng, (4, 3))], {"full_matrices": False}),
+    ([complex_normal(rng, (2, 4))], {"full_matrices": True}),
+    ([complex_normal(rng, (3, 3))], {"full_matrices": True}),
 ]

@@ -283,6 +283,11 @@ def batch_matrices(prim):
     prim.batch = batch
 
 
+def complex_normal(rng, shape, dtype=np.complex128):
+    """Normal real and imaginary parts (for samplers and tests)."""
+    return (rng.normal(size=shape) + 1j * rng.normal(size=shape)).astype(dtype)
+
+
 def spd(rng, shape, dtype=np.float64):
     """Well-conditioned symmetric (complex dtype: Hermitian) positive definite matrices B B^H + n I
     (for samplers and tests)."""

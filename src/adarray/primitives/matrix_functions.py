@@ -10,7 +10,10 @@ adjugate a -> adj(A)
     n = 2 it is linear (adj [[a, b], [c, d]] = [[d, -b], [-c, a]]) and exact everywhere; for n >= 3,
     d adj = (tr(adj dA) adj - adj dA adj) / det on well-conditioned matrices, and near singular
     ones (where that is 0/0) a formula from the SVD that is exact at every rank (_adjugate_jvp), so
-    the Hessian of det is right at singular matrices too.
+    the Hessian of det is right at singular matrices too. For complex matrices the SVD frame carries a
+    phase, sign = det(U) det(V^H), which is differentiated with the SVD; at a singular complex matrix
+    the relative phase of the null vectors is not determined, so there d adj (the Hessian of det) is
+    exact but its own derivative is not.
 pinv[rcond] a -> A^+
     numpy.linalg.pinv. Golub and Pereyra (1973), eq. 4.12, with X = A^+:
         dX = -X dA X + X X^T dA^T (I - A X) + (I - X A) dA^T X^T X,
@@ -31,6 +34,7 @@ from .linalg import einsum
 from .matrices import (
     batch_matrices,
     columns,
+    complex_normal,
     conjugate,
     diag_embed,
     diagonal,
@@ -199,6 +203,8 @@ det_p.sample = lambda rng: [
     ([_singular(rng, (3, 3), 1)], {}),
     ([rng.normal(size=(0, 2, 2))], {}),
     ([rng.normal(size=(3, 3)).astype(np.float32)], {}),
+    ([complex_normal(rng, (3, 3))], {}),
+    ([_singular(rng, (3, 3), 2) * np.exp(0.7j)], {}),
 ]
 adjugate_p.sample = lambda rng: [
     ([rng.normal(size=(3, 3)) + 2 * np.eye(3)], {}),
@@ -206,6 +212,7 @@ adjugate_p.sample = lambda rng: [
     ([_singular(rng, (2, 2), 1)], {}),
     ([rng.normal(size=(2, 4, 4)) + 2 * np.eye(4)], {}),
     ([rng.normal(size=(1, 1))], {}),
+    ([complex_normal(rng, (3, 3)) + 2 * np.eye(3)], {}),
 ]
 
 # --- pinv ----------------------------------------------------------------------------------------
@@ -254,6 +261,7 @@ pinv_p.sample = lambda rng: [
     ([rng.normal(size=(2, 3, 4))], {"rcond": 1e-15}),
     ([rng.normal(size=(1, 1)) + 2.0], {"rcond": 1e-15}),
     ([rng.normal(size=(0, 2, 3))], {"rcond": 1e-15}),
+    ([complex_normal(rng, (4, 2))], {"rcond": 1e-15}),
 ]
 
 # --- expm ----------------------------------------------------------------------------------------
@@ -290,4 +298,5 @@ expm_p.sample = lambda rng: [
     ([rng.normal(size=(1, 1))], {}),
     ([rng.normal(size=(0, 2, 2))], {}),
     ([(0.5 * rng.normal(size=(3, 3))).astype(np.float32)], {}),
+    ([0.5 * complex_normal(rng, (3, 3))], {}),
 ]

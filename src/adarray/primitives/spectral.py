@@ -51,6 +51,7 @@ from . import elementwise as ew
 from .matrices import (
     batch_matrices,
     columns,
+    complex_normal,
     conjugate,
     diag_embed,
     diagonal,
@@ -67,6 +68,7 @@ from .matrices import (
     rows,
     safe_inverse,
     scale_columns,
+    spd,
     square_matrix,
     sum_inverse,
     symmetric_from_lower,
@@ -140,6 +142,9 @@ eigh_p.sample = lambda rng: [
     ([rng.normal(size=(1, 1))], {"compute_v": True}),
     ([rng.normal(size=(0, 2, 2))], {"compute_v": True}),
     ([symmetric_with_spectrum(rng, (3, 3), [-2.0, 0.5, 3.0], np.float32)], {"compute_v": True}),
+    # complex (Hermitian) matrices: eigenvalues only here, as the phases of LAPACK's eigenvectors are its
+    # own (tests/test_complex_linalg.py checks the eigenvectors through functions free of them)
+    ([_with_noise_above(rng, spd(rng, (3, 3), np.complex128))], {"compute_v": False}),
 ]
 
 # --- svd -----------------------------------------------------------------------------------------
@@ -274,4 +279,5 @@ svd_p.sample = lambda rng: [
     ([rng.normal(size=(1, 1)) + 2.0], {"full_matrices": False, "compute_uv": True}),
     ([rng.normal(size=(0, 3, 2))], {"full_matrices": False, "compute_uv": True}),
     ([matrix_with_singular_values(rng, (3, 2), [2.0, 1.0], np.float32)], {"full_matrices": False, "compute_uv": True}),
+    ([complex_normal(rng, (3, 2))], {"full_matrices": False, "compute_uv": False}),  # (phases: see eigh)
 ]

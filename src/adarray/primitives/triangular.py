@@ -26,6 +26,7 @@ from ..core.primitive import Primitive, Zero, is_zero
 from . import elementwise as ew
 from .matrices import (
     batch_matrices,
+    complex_normal,
     conjugate,
     lower_cotangent,
     matmul,
@@ -120,6 +121,8 @@ def _triangular_solve_sample(rng):
         ([_triangular_matrix(rng, (0, 2, 2)), rng.normal(size=(0, 2, 1))], params),
         ([_triangular_matrix(rng, (3, 3)).astype(np.float32), rng.normal(size=(3, 2)).astype(np.float32)],
          {"lower": False, "transpose_a": True, "unit_diagonal": False}),
+        ([_triangular_matrix(rng, (3, 3)) + 1j * rng.normal(size=(3, 3)), complex_normal(rng, (3, 2))],
+         {"lower": True, "transpose_a": True, "unit_diagonal": False}),
     ]
     return cases
 
@@ -171,7 +174,10 @@ batch_matrices(cholesky_p)
 
 def _with_noise_above(rng, matrix):
     """An SPD matrix with random numbers in its strict upper triangle, which cholesky never reads."""
-    return np.tril(matrix) + np.triu(rng.normal(size=matrix.shape), 1)
+    noise = rng.normal(size=matrix.shape)
+    if np.iscomplexobj(matrix):
+        noise = noise + 1j * rng.normal(size=matrix.shape)
+    return np.tril(matrix) + np.triu(noise, 1)
 
 
 cholesky_p.sample = lambda rng: [
@@ -180,4 +186,5 @@ cholesky_p.sample = lambda rng: [
     ([spd(rng, (1, 1))], {}),
     ([spd(rng, (0, 2, 2))], {}),
     ([spd(rng, (3, 3), np.float32)], {}),
+    ([_with_noise_above(rng, spd(rng, (3, 3), np.complex128))], {}),
 ]
