@@ -55,6 +55,7 @@ from ._math import (
     acos,
     acosh,
     add,
+    allclose,
     arccos,
     arccosh,
     arcsin,
@@ -87,6 +88,7 @@ from ._math import (
     greater,
     greater_equal,
     hypot,
+    isclose,
     isfinite,
     isnan,
     less,
@@ -220,7 +222,7 @@ from ._statistics import (
 from .linalg import norm
 
 float32, float64, int32, int64, bool_ = _np.float32, _np.float64, _np.int32, _np.int64, _np.bool_
-complex64, complex128, dtype = _np.complex64, _np.complex128, _np.dtype
+complex64, complex128, float16, dtype = _np.complex64, _np.complex128, _np.float16, _np.dtype
 
 
 def ndim(x) -> int:
