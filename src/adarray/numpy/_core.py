@@ -5,6 +5,8 @@ Python scalars are weakly typed as in NumPy 2 (float32 array * 2.0 stays float32
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ..core.errors import ShapeError
@@ -77,11 +79,16 @@ def broadcast_shapes(op: str, *shapes) -> tuple[int, ...]:
 
 
 def cast(value, target_dtype):
-    """Convert a value to `target_dtype` (Python scalars become 0-d arrays)."""
+    """Convert a value to `target_dtype` (Python scalars become 0-d arrays). Complex to real (an explicit
+    astype) keeps the real part with NumPy's ComplexWarning: never silently."""
     if is_python_scalar(value):
         return np.asarray(value, target_dtype)
     value = asvalue(value)
-    return ew.convert(value, target_dtype)
+    target = np.dtype(target_dtype)
+    if dtype(value).kind == "c" and target.kind in "fiu":
+        warnings.warn(f"casting {dtype(value)} to {target} discards the imaginary part", np.exceptions.ComplexWarning,
+                      stacklevel=3)
+    return ew.convert(value, target)
 
 
 def prepare(op: str, *values, dtype=None):
