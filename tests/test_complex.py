@@ -142,6 +142,31 @@ def test_vmap_and_the_jacobians():
     np.testing.assert_allclose(ad.jacrev(lambda z: anp.abs(z) ** 2)(Z), np.diag(2 * np.conj(Z)))
 
 
+def test_control_flow_and_parallel_building_blocks():
+    def branches(z):
+        return ad.cond(anp.real(z[0]) > 0, lambda z: anp.sin(z) * z, lambda z: anp.exp(z), z)
+
+    def folded(z):
+        return ad.fold(lambda c, x: (c * x + 1j, c), z[0], z)
+
+    def looped(z):
+        return ad.while_loop(lambda s: s[1] < 3, lambda s: (s[0] * (1 + 0.1j) + s[0] ** 2, s[1] + 1), (z, 0))[0]
+
+    @ad.custom_vjp
+    def custom_sin(z):
+        return anp.sin(z)
+
+    custom_sin.defvjp(lambda z: (anp.sin(z), z), lambda z, ct: (ct * anp.cos(z),))
+    for fn in (branches, folded, ad.checkpoint(lambda z: anp.sin(anp.exp(z))),
+               lambda z: ad.fori_loop(0, 3, lambda i, c: c * c * 0.5 + z, z),
+               lambda z: (ad.reduce(lambda a, b: a * b, z, identity=1 + 0j), ad.scan("mul", z),
+                          ad.segment_sum(z, np.array([0, 1, 0]), 2),
+                          ad.reduce_by_index(np.zeros(2, complex), "mul", np.array([0, 1, 0]), z))):
+        check_grads(fn, (Z,), order=2)
+    check_grads(looped, (Z,), order=2, modes=["rev"])
+    check_grads(custom_sin, (Z,), order=1)
+
+
 def test_wrong_uses_give_clear_errors():
     with pytest.raises(ad.NonDifferentiableError, match="complex.*holomorphic=True"):
         ad.grad(lambda z: anp.sum(anp.sin(z)))(Z)
