@@ -124,6 +124,13 @@ _round_half_even = _rounding(ew.round, "round")
 
 
 def round(x, decimals: int = 0):  # noqa: A001 - NumPy's name
+    """Round half to even (numpy.round); complex x: its real and imaginary parts, as NumPy."""
+    x = asvalue(x)
+    if is_complex(dtype(x)):
+        from ..primitives.complex import complex as make_complex
+        from ..primitives.complex import imag, real
+
+        return make_complex(round(real(x), decimals), round(imag(x), decimals))
     if decimals == 0:
         return _round_half_even(x)
     scale = 10.0 ** decimals
