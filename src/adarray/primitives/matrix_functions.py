@@ -5,7 +5,7 @@ det a -> d
     in its adjugate form), so the gradient adj(A)^T = det(A) A^-T is right for singular matrices
     too: the rank n-1 ones get the (nonzero, rank one) adjugate, lower ranks get 0.
 adjugate a -> adj(A)
-    adj(A) = det(A) A^-1, computed from the SVD A = U S V^T as det(U) det(V) V diag(prod_{j!=i} s_j) U^T,
+    adj(A) = det(A) A^-1, computed from the SVD A = U S V^H as det(U) det(V^H) V diag(prod_{j!=i} s_j) U^H,
     which needs no inverse and is exact at every rank.
 adjugate_derivative a e1 ... ek -> d^k adj(A)[E1, ..., Ek]
     The derivatives of the adjugate, one primitive for every order k >= 1. adj(A) is a polynomial of
@@ -21,7 +21,7 @@ adjugate_derivative a e1 ... ek -> d^k adj(A)[E1, ..., Ek]
     Why a primitive rather than a formula in IR: the formulas that are polynomials in IR (Faddeev-
     LeVerrier, cofactor sums) lose accuracy on graded or nearly singular matrices or cost n!, and
     the accurate ones (the inverse, the SVD) have derivatives that are wrong where they are singular
-    or degenerate. Inside the primitive the NumPy implementation (backends/numpy_linalg.py) is free
+    or degenerate. Inside the primitive the NumPy implementation (backends/numpy/linalg.py) is free
     to pick the accurate way per matrix (block elimination on the SVD-rotated matrix: the inverse on
     the well-conditioned block, products of singular values for the rest): it chooses how to
     compute, never what, so the choice cannot change a derivative of any order.
@@ -45,9 +45,12 @@ from . import elementwise as ew
 from .matrices import (
     batch_matrices,
     columns,
+    complex_normal,
     float_matrix,
     hstack,
+    jax_cotangent,
     matmul,
+    mH,
     mT,
     rows,
     square_matrix,
@@ -181,6 +184,8 @@ det_p.sample = lambda rng: [
     ([_singular(rng, (3, 3), 1)], {}),
     ([rng.normal(size=(0, 2, 2))], {}),
     ([rng.normal(size=(3, 3)).astype(np.float32)], {}),
+    ([complex_normal(rng, (3, 3))], {}),
+    ([_singular(rng, (3, 3), 2) * np.exp(0.7j)], {}),
 ]
 adjugate_p.sample = lambda rng: [
     ([rng.normal(size=(3, 3)) + 2 * np.eye(3)], {}),
@@ -190,6 +195,8 @@ adjugate_p.sample = lambda rng: [
     ([rng.normal(size=(1, 1))], {}),
     ([_singular(rng, (4, 4), 2)], {}),
     ([_singular(rng, (3, 3), 1)], {}),
+    ([complex_normal(rng, (3, 3)) + 2 * np.eye(3)], {}),
+    ([_singular(rng, (3, 3), 1) * np.exp(0.7j)], {}),
 ]
 adjugate_derivative_p.sample = lambda rng: [
     ([rng.normal(size=(3, 3)), rng.normal(size=(3, 3))], {}),
@@ -202,6 +209,7 @@ adjugate_derivative_p.sample = lambda rng: [
     ([np.zeros((3, 3)), rng.normal(size=(3, 3)), rng.normal(size=(3, 3))], {}),
     ([rng.normal(size=(0, 3, 3)), rng.normal(size=(0, 3, 3))], {}),
     ([rng.normal(size=(3, 3)).astype(np.float32), rng.normal(size=(3, 3)).astype(np.float32)], {}),
+    ([complex_normal(rng, (3, 3)), complex_normal(rng, (3, 3))], {}),
 ]
 
 # --- pinv ----------------------------------------------------------------------------------------
@@ -222,20 +230,24 @@ def pinv(a, rcond: float = 1e-15):
 
 def _pinv_jvp(tangents, primals, output, *, rcond):
     (da,), a, x = tangents, primals[0], output
-    dat = mT(da)
+    dat = mH(da)
     first = ew.neg(matmul(x, matmul(da, x)))
-    second = matmul(matmul(x, mT(x)), ew.sub(dat, matmul(matmul(dat, a), x)))          # X X^T dA^T (I - A X)
-    third = matmul(ew.sub(dat, matmul(x, matmul(a, dat))), matmul(mT(x), x))            # (I - X A) dA^T X^T X
+    second = matmul(matmul(x, mH(x)), ew.sub(dat, matmul(matmul(dat, a), x)))          # X X^H dA^H (I - A X)
+    third = matmul(ew.sub(dat, matmul(x, matmul(a, dat))), matmul(mH(x), x))            # (I - X A) dA^H X^H X
     return ew.add(first, ew.add(second, third))
 
 
 def _pinv_vjp(cotangent, primals, output, needs, *, rcond):
-    a, x, ct = primals[0], output, cotangent
-    ctt, xt = mT(ct), mT(x)
-    first = ew.neg(matmul(xt, matmul(ct, xt)))
-    second = matmul(ew.sub(ctt, matmul(a, matmul(x, ctt))), matmul(x, xt))               # (I - A X) G^T X X^T
-    third = matmul(matmul(xt, x), ew.sub(ctt, matmul(matmul(ctt, x), a)))               # X^T X G^T (I - X A)
-    return [ew.add(first, ew.add(second, third))]
+    a, x = primals[0], output
+
+    def adjoint(ct):  # the Hilbert adjoint of the jvp (complex: conjugate transposes)
+        ctt, xt = mH(ct), mH(x)
+        first = ew.neg(matmul(xt, matmul(ct, xt)))
+        second = matmul(ew.sub(ctt, matmul(a, matmul(x, ctt))), matmul(x, xt))           # (I - A X) G^H X X^H
+        third = matmul(matmul(xt, x), ew.sub(ctt, matmul(matmul(ctt, x), a)))           # X^H X G^H (I - X A)
+        return ew.add(first, ew.add(second, third))
+
+    return [jax_cotangent(adjoint, cotangent)]
 
 
 pinv_p.jvp, pinv_p.vjp = _pinv_jvp, _pinv_vjp
@@ -246,6 +258,7 @@ pinv_p.sample = lambda rng: [
     ([rng.normal(size=(2, 3, 4))], {"rcond": 1e-15}),
     ([rng.normal(size=(1, 1)) + 2.0], {"rcond": 1e-15}),
     ([rng.normal(size=(0, 2, 3))], {"rcond": 1e-15}),
+    ([complex_normal(rng, (4, 2))], {"rcond": 1e-15}),
 ]
 
 # --- expm ----------------------------------------------------------------------------------------
@@ -282,4 +295,5 @@ expm_p.sample = lambda rng: [
     ([rng.normal(size=(1, 1))], {}),
     ([rng.normal(size=(0, 2, 2))], {}),
     ([(0.5 * rng.normal(size=(3, 3))).astype(np.float32)], {}),
+    ([0.5 * complex_normal(rng, (3, 3))], {}),
 ]

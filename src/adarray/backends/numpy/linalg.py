@@ -15,7 +15,7 @@ import numpy as np
 import scipy.linalg
 from scipy.linalg import lapack
 
-from ...primitives import factorizations, matrix_functions, spectral, triangular
+from ...primitives import eig, factorizations, matrix_functions, spectral, triangular
 from ...primitives.matrices import LinAlgError
 from .registry import impl
 
@@ -151,7 +151,7 @@ def _det(a):
 @impl(matrix_functions.adjugate_p)
 @_raising("adjugate", "the SVD did not converge")
 def _adjugate(a):
-    """det(U) det(V) V diag(prod_{j != i} s_j) U^T: no inverse, exact at every rank."""
+    """det(U) det(V^H) V diag(prod_{j != i} s_j) U^H: no inverse, exact at every rank."""
     n = a.shape[-1]
     if n == 0:
         return np.zeros(a.shape, a.dtype)
@@ -161,7 +161,7 @@ def _adjugate(a):
     after = np.cumprod(np.concatenate([ones, s[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
     others = before * after
     sign = np.linalg.det(u) * np.linalg.det(vh)
-    adj = (np.swapaxes(vh, -1, -2) * others[..., None, :]) @ np.swapaxes(u, -1, -2)
+    adj = (np.conj(np.swapaxes(vh, -1, -2)) * others[..., None, :]) @ np.conj(np.swapaxes(u, -1, -2))
     return (adj * sign[..., None, None]).astype(a.dtype)
 
 
@@ -340,7 +340,7 @@ def _unbroadcast(x):
 @impl(matrix_functions.adjugate_derivative_p)
 @_raising("adjugate_derivative", "the SVD did not converge")
 def _adjugate_derivative(a, *directions):
-    """d^k adj(A)[E1..Ek] = det(U) det(V) V d^k adj(S)[U^T E1 V, ...] U^T, exact at every rank."""
+    """d^k adj(A)[E1..Ek] = det(U) det(V^H) V d^k adj(S)[U^H E1 V, ...] U^H, exact at every rank."""
     n, order = a.shape[-1], len(directions)
     if a.size == 0:
         return np.zeros(a.shape, a.dtype)
@@ -350,8 +350,9 @@ def _adjugate_derivative(a, *directions):
         adjugate, _ = _nilpotent_adjugate_and_det({1 << m: e for m, e in enumerate(directions)}, n, order)
         return np.broadcast_to(adjugate[(1 << order) - 1], a.shape).astype(a.dtype)
     u, values, vh = np.linalg.svd(_unbroadcast(a))
-    sign = np.where(np.linalg.det(u) * np.linalg.det(vh) < 0, -1.0, 1.0).astype(a.dtype)
-    ut, v = np.swapaxes(u, -1, -2), np.swapaxes(vh, -1, -2)
+    phase = np.linalg.det(u) * np.linalg.det(vh)  # +-1, or a unit complex number (A = U S V^H)
+    sign = (phase / np.abs(phase) if np.iscomplexobj(phase) else np.where(phase < 0, -1.0, 1.0)).astype(a.dtype)
+    ut, v = np.conj(np.swapaxes(u, -1, -2)), np.conj(np.swapaxes(vh, -1, -2))
     rotated = [ut @ e @ v for e in directions]
     lead_sizes = np.sum(values > _BLOCK_RATIO * values[..., :1], axis=-1)
     if np.all(lead_sizes == lead_sizes.flat[0]):
@@ -381,3 +382,13 @@ def _expm(a):
     if a.size == 0:
         return np.zeros(a.shape, a.dtype)
     return np.asarray(scipy.linalg.expm(a), a.dtype)
+
+
+@impl(eig.eig_p)
+@_raising("eig", "the eigenvalue iteration did not converge")
+def _eig(a, *, compute_v):
+    dtype = np.result_type(a.dtype, np.complex64)
+    if not compute_v:
+        return [np.linalg.eigvals(a).astype(dtype, copy=False)]
+    values, vectors = np.linalg.eig(a)
+    return [values.astype(dtype, copy=False), vectors.astype(dtype, copy=False)]
