@@ -3,9 +3,12 @@
 Importing this package registers every primitive.
 """
 from . import (  # noqa: F401
+    complex,
+    eig,
     elementwise,
     elementwise_taylor,
     factorizations,
+    fft,
     indexing,
     linalg,
     matrix_functions,
