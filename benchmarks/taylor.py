@@ -109,18 +109,18 @@ def run_cost(args, rng) -> int:
         f, f_jax, x0, v = problems[name]
         primal = ad.jit(f)
         primal(x0)
-        t_primal = _time(lambda: primal(x0), args.number, args.repeat)
+        t_primal = _time(lambda primal=primal, x0=x0: primal(x0), args.number, args.repeat)
         for k in args.orders:
             taylor = ad.taylor(f, k)
             coefficients = taylor(x0, v)
-            t_taylor = _time(lambda: taylor(x0, v), args.number, args.repeat)
+            t_taylor = _time(lambda taylor=taylor, x0=x0, v=v: taylor(x0, v), args.number, args.repeat)
             cells = [f"{t_primal * 1e3:.3f}", f"{t_taylor * 1e3:.3f} ({t_taylor / t_primal:.1f}x)"]
             if k <= args.max_nested:
                 nested = _nested_jvp(f, k)
                 start = time.perf_counter()
                 derivative = nested(0.0, x0, v)
                 staging = time.perf_counter() - start
-                t_nested = _time(lambda: nested(0.0, x0, v), args.number, args.repeat)
+                t_nested = _time(lambda nested=nested, x0=x0, v=v: nested(0.0, x0, v), args.number, args.repeat)
                 want = float(derivative) / math.factorial(k)
                 if not np.isclose(float(coefficients[k]), want, rtol=1e-8, atol=1e-12):
                     print(f"WRONG: {name} k={k}: ad.taylor {float(coefficients[k])} vs nested jvp {want}")
@@ -134,7 +134,8 @@ def run_cost(args, rng) -> int:
             else:
                 try:
                     got = jax_fn(x0, v)
-                    t_jax = _time(lambda: jax_fn(x0, v).block_until_ready(), args.number, args.repeat)
+                    t_jax = _time(lambda fn=jax_fn, x0=x0, v=v: fn(x0, v).block_until_ready(),
+                                  args.number, args.repeat)
                     if not np.isclose(float(got), float(coefficients[k]), rtol=1e-8, atol=1e-12):
                         print(f"WRONG: {name} k={k}: JAX jet {float(got)} vs ad.taylor {float(coefficients[k])}")
                         failures += 1
@@ -184,7 +185,7 @@ def _descend(loss, start, steps, rate, adam: bool):
             first = ad.tree_util.tree_map(lambda m, d: 0.9 * m + 0.1 * d, first, g)
             second = ad.tree_util.tree_map(lambda s, d: 0.999 * s + 0.001 * d * d, second, g)
             params = ad.tree_util.tree_map(
-                lambda p, m, s: p - rate * (m / (1 - 0.9 ** t)) / (np.sqrt(s / (1 - 0.999 ** t)) + 1e-8),
+                lambda p, m, s, t=t: p - rate * (m / (1 - 0.9 ** t)) / (np.sqrt(s / (1 - 0.999 ** t)) + 1e-8),
                 params, first, second)
         else:
             params = ad.tree_util.tree_map(lambda p, d: p - rate * d, params, g)
@@ -208,7 +209,7 @@ def run_saferate(args, rng) -> int:
     steps = 30 if args.quick else 100
     results = {}
     print(f"\n### SafeRate against tuned Adam and gradient descent ({steps} steps; loss after 10 / 30 / {steps})\n")
-    print("| problem | method | learning rate | loss after 10 | after 30 | after " + str(steps) + " | never increased |")
+    print(f"| problem | method | learning rate | loss after 10 | after 30 | after {steps} | never increased |")
     print("|---|---|---:|---:|---:|---:|:---:|")
     failures = 0
     for name, (loss, start) in _saferate_problems(rng).items():

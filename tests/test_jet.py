@@ -17,7 +17,7 @@ import adarray as ad
 import adarray.numpy as anp
 from adarray.backends.numpy import compile_program
 from adarray.core.primitive import REGISTRY, Marker, unsupported
-from adarray.core.types import Aval, is_float
+from adarray.core.types import Aval, is_complex, is_float
 from adarray.passes import simplify
 from adarray.primitives import elementwise as ew
 from adarray.primitives.structural import broadcast_in_dim
@@ -65,7 +65,7 @@ def nested_jvp_coefficients(program, args, series, order):
         current = simplify(trace_program(lambda t, d=derived: eval_program(d, [t, np.float64(1.0)])[n:],
                                          scalar, "derivative")[0])
         values = compile_program(current)(np.float64(0.0))
-        results.append([np.asarray(o, np.float64) / math.factorial(k) for o in values])
+        results.append([_widened(o) / math.factorial(k) for o in values])
     return results
 
 
@@ -83,11 +83,17 @@ def jet_coefficients(program, args, series, order, terms=None):
     return [[per_output[i][k] for i in range(n)] for k in range(order + 1)]
 
 
+def _widened(value):
+    """float64, or complex128 for a complex value (its imaginary part is compared too)."""
+    value = np.asarray(value)
+    return value.astype(np.complex128 if np.iscomplexobj(value) else np.float64)
+
+
 def _compare(name, expected, got, dtype_of_outputs):
     for k, (want_k, got_k) in enumerate(zip(expected, got)):
         for i, (want, have) in enumerate(zip(want_k, got_k)):
-            want, have = np.asarray(want, np.float64), np.asarray(have, np.float64)
-            single = any(d == np.float32 for d in dtype_of_outputs)
+            want, have = _widened(want), _widened(have)
+            single = any(np.dtype(d) in (np.float32, np.complex64) for d in dtype_of_outputs)
             scale = max(1.0, float(np.max(np.abs(want), initial=0.0)))
             tolerance = (2e-3 if single else 1e-7) * scale
             assert have.shape == want.shape, f"{name}: coefficient {k} of output {i} has shape {have.shape}"
@@ -96,8 +102,16 @@ def _compare(name, expected, got, dtype_of_outputs):
 
 
 def _random_series(program, args, order, rng):
-    return [[rng.standard_normal(np.shape(a)).astype(aval.dtype) for _ in range(order)]
-            if is_float(aval.dtype) else None for a, aval in zip(args, program.in_avals)]
+    """Random coefficients x_1..x_K for every float input; complex inputs get complex coefficients
+    (a real series of a complex input would leave the imaginary directions untested)."""
+    def coefficient(a, dtype):
+        value = rng.standard_normal(np.shape(a))
+        if is_complex(dtype):
+            value = value + 1j * rng.standard_normal(np.shape(a))
+        return value.astype(dtype)
+
+    return [[coefficient(a, aval.dtype) for _ in range(order)] if is_float(aval.dtype) else None
+            for a, aval in zip(args, program.in_avals)]
 
 
 @pytest.mark.parametrize("name, args, params, order", CASES)

@@ -3,7 +3,7 @@
     adarray demo                                   fit a small MLP, print the gradient IR, check it
     adarray ir model.py:loss --shapes "f64[3,4],f64[4]"   print a function's IR and its gradient's
     adarray check                                  gradients of built-in functions vs finite differences
-    adarray bench adbench|parallel|mixed|overhead|taylor [...]   benchmarks (the `benchmarks` package of the distribution)
+    adarray bench adbench|parallel|mixed|overhead|taylor [...]   benchmarks (package `benchmarks`)
 
 `main(argv)` returns the exit code: 0 on success, 1 when a check fails or the
 traced function raises, 2 for a bad command line (unknown file or function,

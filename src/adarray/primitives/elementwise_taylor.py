@@ -14,13 +14,15 @@ follow from y' = d(x, y) x' with d the partial derivative:
     pow     a^b = exp(b log a); a constant b: k a_0 y_k = sum_j (b j - (k - j)) a_j y_(k-j)
     integer_pow  repeated Cauchy products (exact at x_0 = 0), a reciprocal for negative n
 Maps linear in the tangent once the primals fix their pieces (abs, maximum, minimum, select,
-convert) apply their jvp to every coefficient.
+convert) apply their jvp to every coefficient. abs of a complex z is not piecewise linear:
+|z| = sqrt(u) with u = Re(z conj(z)), u_k = Re(sum_i z_i conj(z_(k-i))), then the sqrt recurrence.
 """
 from __future__ import annotations
 
 import math
 
 from ..core.primitive import Zero, is_zero
+from ..core.types import is_complex
 from . import elementwise as ew
 from .rules import aval_of_value, instantiate
 from .taylor import (
@@ -219,14 +221,38 @@ def _integer_pow_taylor(series, output, *, n):
     return [instantiate(c) if not is_zero(c) else c for c in power[1:]]
 
 
+_real_abs_taylor = piecewise_linear_taylor(ew.abs_p)
+
+
+def _abs_taylor(series, output):
+    """Real x: piecewise linear (sign(x_0) x_k). Complex z: |z| = sqrt(Re(z conj z)), with the jvp
+    rule's convention at z = 0 (a denominator made 1 there, so the coefficients stay finite)."""
+    z = series[0]
+    if not is_complex(aval_of_value(z[0]).dtype):
+        return _real_abs_taylor(series, output)
+    from .complex import conj, real
+
+    aval = aval_of_value(output)
+    conjugate = [c if is_zero(c) else conj(c) for c in z]
+    squared = [None] + [cauchy(z, conjugate, k) for k in range(1, len(z))]
+    squared = [None] + [c if is_zero(c) else real(c) for c in squared[1:]]
+    twice = ew.mul(ew.select(ew.eq(output, 0.0), ew.full_like(output, 1.0), output), 2.0)
+    y = [output]
+    for k in range(1, len(z)):
+        rest = sub(squared[k], cauchy(y + [Zero(aval)], y + [Zero(aval)], k, start=1))
+        y.append(rest if is_zero(rest) else ew.div(rest, twice))
+    return higher(y)
+
+
 _RULES = {
     "exp": _exp_taylor, "expm1": _expm1_taylor, "exp2": _exp2_taylor, "log": _log_taylor, "log1p": _log1p_taylor,
     "log2": _scaled_log(1.0 / math.log(2.0)), "log10": _scaled_log(1.0 / math.log(10.0)), "sqrt": _sqrt_taylor,
     "sin": _sin_taylor, "cos": _cos_taylor, "sinh": _sinh_taylor, "cosh": _cosh_taylor, "tanh": _tanh_taylor,
     "logistic": _logistic_taylor, "tan": _tan_taylor, "arctan": _arctan_taylor, "mul": _mul_taylor,
     "safe_mul": _safe_mul_taylor, "div": _div_taylor, "pow": _pow_taylor, "integer_pow": _integer_pow_taylor,
+    "abs": _abs_taylor,
 }
 for _name, _rule in _RULES.items():
     getattr(ew, f"{_name}_p").taylor = _rule
-for _prim in (ew.abs_p, ew.maximum_p, ew.minimum_p, ew.select_p, ew.convert_p):
+for _prim in (ew.maximum_p, ew.minimum_p, ew.select_p, ew.convert_p):
     _prim.taylor = piecewise_linear_taylor(_prim)

@@ -303,7 +303,8 @@ expm_p.sample = lambda rng: [
 # expm: a matrix series A(t) = sum_j A_j t^j maps to the block upper triangular Toeplitz matrix
 # T(A) with blocks T_(ij) = A_(j-i), an algebra homomorphism (mod t^(K+1)), so exp(T(A)) = T(exp(A(t)))
 # and the first block row of one expm of size (K+1) n holds every coefficient (Mathias 1996; the
-# Frechet derivative above is the case K = 1). det, adjugate and pinv take the series of their jvp rules.
+# Frechet derivative above is the case K = 1). det, adjugate, adjugate_derivative and pinv take the
+# series of their jvp rules: exact, and finite, since the forms of order n and more are zero.
 
 def _expm_taylor(series, output):
     from .rules import instantiate
@@ -321,7 +322,7 @@ def _set_taylor_rules():
     from .taylor import FROM_JVP
 
     expm_p.taylor = _expm_taylor
-    det_p.taylor = adjugate_p.taylor = pinv_p.taylor = FROM_JVP
+    det_p.taylor = adjugate_p.taylor = adjugate_derivative_p.taylor = pinv_p.taylor = FROM_JVP
 
 
 _set_taylor_rules()
