@@ -277,6 +277,17 @@ def test_register_enclosure_for_an_elementwise_primitive(monkeypatch):
     assert np.all(lower <= 2 * np.arcsinh(xs) + 1e-12) and np.all(2 * np.arcsinh(xs) <= upper + 1e-12)
 
 
+@pytest.mark.parametrize("f, x0, name", [
+    (lambda x: anp.real(anp.exp(1j * x)), 0.3, "convert"),
+    (lambda x: anp.sum(anp.real(anp.fft.rfft(x))), np.array([0.1, 0.2, 0.3]), "fft"),
+    (lambda x: anp.sum(anp.abs(anp.fft.fft(x))), np.array([0.1, 0.2, 0.3]), "convert"),
+    (lambda x: anp.real(anp.linalg.eigvals(anp.reshape(x, (2, 2)))[0]), np.array([1.0, 2.0, 0.5, 3.0]), "eig"),
+])
+def test_complex_primitives_raise_naming_the_primitive(f, x0, name):
+    with pytest.raises(ad.UnsupportedError, match=f"does not support complex values: the primitive '{name}'"):
+        ab.taylor_bounds(f, 2)(x0, (x0 - 0.1, x0 + 0.1))
+
+
 @pytest.mark.parametrize("call, message", [
     (lambda: ab.taylor_bounds(anp.exp, 2)(2.0, (0.0, 1.0)), "does not contain x0"),
     (lambda: ab.taylor_bounds(anp.exp, 2)(0.5, (1.0, 0.0)), "lo > hi"),

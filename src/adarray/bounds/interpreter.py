@@ -12,6 +12,7 @@ import numpy as np
 
 from ..core.errors import UnsupportedError
 from ..core.ir import Literal, Program, walk
+from ..core.types import is_complex
 from .elementwise import monotone_rule
 from .enclosure import Arithmetic, Enclosure
 
@@ -107,6 +108,13 @@ def enclose_program(context: Context, program: Program, inputs, record=None, ran
         if not any(isinstance(v, (Enclosure, Undecided)) for v in ins):
             outs = eqn.prim.bind(*ins, **eqn.params)
             return [np.asarray(o) for o in outs] if eqn.prim.multiple_results else [np.asarray(outs)]
+        if any(is_complex(var.aval.dtype) for var in eqn.outputs) or any(
+                is_complex(np.asarray(v).dtype) for v in ins if not isinstance(v, (Enclosure, Undecided))):
+            raise UnsupportedError(
+                f"adarray.bounds does not support complex values: the primitive '{eqn.prim.name}' (used in "
+                f"'{context.name}') computes {', '.join(str(v.aval) for v in eqn.outputs)} from a value that "
+                "depends on x; Taylor enclosures are real intervals (bound the real and imaginary parts as "
+                "real functions instead)")
         rule = eqn.prim.enclosure
         if rule is None:
             raise UnsupportedError(
