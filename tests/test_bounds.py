@@ -152,13 +152,20 @@ def test_integral_bounds_shrink_with_degree_and_cells():
 # --- theory: sharpness, Lagrange, gradients ------------------------------------------------------------------
 
 @pytest.mark.parametrize("degree", [1, 2, 3, 4])
-def test_exp_enclosure_touches_the_function_at_both_ends(degree):
-    lo, x0, hi = -0.7, 0.1, 1.3
-    tb = ab.taylor_bounds(anp.exp, degree)(x0, (lo, hi))
+@pytest.mark.parametrize("name, box", [("exp", (-0.7, 0.1, 1.3)), ("log", (0.4, 0.9, 2.3)), ("sqrt", (0.4, 0.9, 2.3)),
+                                       ("1/x", (0.4, 0.9, 2.3)), ("x^1.5", (0.4, 0.9, 2.3)),
+                                       ("x^-0.5", (0.4, 0.9, 2.3)), ("x^-2", (0.4, 0.9, 2.3))])
+def test_enclosure_touches_the_function_at_both_ends(name, box, degree):
+    """f^(k) monotone on the box (exp, log, powers on x > 0): the sharp remainder interval is attained at
+    both ends, so the lower or the upper polynomial meets f there (Streeter & Dillon, 2308.00679)."""
+    f = SCALAR[name][0]
+    lo, x0, hi = box
+    tb = ab.taylor_bounds(f, degree)(x0, (lo, hi))
     for x in (lo, hi):
         lower, upper = tb(x)
-        gap = min(abs(float(lower) - math.exp(x)), abs(float(upper) - math.exp(x)))
-        assert gap < 1e-13 * math.exp(x), (x, lower, upper)
+        fx = float(f(x))
+        gap = min(abs(float(lower) - fx), abs(float(upper) - fx))
+        assert gap < 1e-13 * abs(fx), (x, lower, upper, fx)
 
 
 def _lagrange_range(f, degree, lo, hi):
