@@ -3,8 +3,10 @@
 Two sections, printed as Markdown tables:
 
 cost      Time per call of the order-k Taylor coefficients of t -> f(x0 + t v), k = 1..8, for
-            mlp   a 2-layer tanh MLP, 64 inputs, 128 hidden units, 64 outputs, summed;
-            fold  a 1,000-step `fold` of c -> tanh(0.9 c + 0.1 x) on a 64-vector carry;
+            mlp          a 2-layer tanh MLP, 64 inputs, 128 hidden units, 64 outputs, summed;
+            mlp-weights  the squared loss of a 64-256-16 tanh MLP on 256 samples along a direction
+                         in the first layer's weights (compute-bound: 2 matmuls of 256 x 64 x 256);
+            fold         a 1,000-step `fold` of c -> tanh(0.9 c + 0.1 x) on a 64-vector carry;
           by `ad.taylor(f, k)` (one Taylor program: O(k^2) work), by k nested `ad.jvp` (the k-th
           derivative only: 2^k growth) and by `jax.experimental.jet` under `jax.jit` (JAX's jet has
           no rule for `scan`: the fold row says so). Each program is staged once (not timed), then the
@@ -58,7 +60,23 @@ def _problems(rng):
         return jnp.sum(jax.lax.scan(lambda c, _: (jnp.tanh(0.9 * c + 0.1 * x), None), x, None, length=1000)[0])
 
     x0, v = rng.normal(size=64) * 0.5 + a * 0.0, rng.normal(size=64)
-    return {"mlp": (mlp, mlp_jax, x0, v), "fold": (fold, fold_jax, x0, v)}
+
+    # the loss of an MLP along a direction in weight space (SafeRate's line): 256 samples of 64 features,
+    # 256 hidden units, 16 outputs; x is the first layer's weights (16,384 numbers), compute-bound
+    data, target = rng.normal(size=(256, 64)), rng.normal(size=(256, 16))
+    w_out = rng.normal(size=(256, 16)) / 16.0
+
+    def mlp_weights(w):
+        return anp.mean((anp.tanh(data @ anp.reshape(w, (64, 256))) @ w_out - target) ** 2)
+
+    def mlp_weights_jax(w):
+        import jax.numpy as jnp
+
+        return jnp.mean((jnp.tanh(data @ jnp.reshape(w, (64, 256))) @ w_out - target) ** 2)
+
+    w0, dw = rng.normal(size=64 * 256) / 8.0, rng.normal(size=64 * 256) / 8.0
+    return {"mlp": (mlp, mlp_jax, x0, v), "fold": (fold, fold_jax, x0, v),
+            "mlp-weights": (mlp_weights, mlp_weights_jax, w0, dw)}
 
 
 def _nested_jvp(f, order):
@@ -263,7 +281,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="adarray bench taylor", description=__doc__.splitlines()[0])
     parser.add_argument("--section", default="cost,saferate", help="cost, saferate or both (default)")
     parser.add_argument("--orders", type=_orders, default=list(range(1, 9)), help="orders k, e.g. 1-8 or 1,2,4")
-    parser.add_argument("--problems", default="mlp,fold", help="cost problems: mlp, fold")
+    parser.add_argument("--problems", default="mlp,mlp-weights,fold", help="cost problems: mlp, mlp-weights, fold")
     parser.add_argument("--max-nested", type=int, default=8, help="highest order run by nested jvp (default 8)")
     parser.add_argument("--number", type=int, default=5, help="calls per timing (default 5)")
     parser.add_argument("--repeat", type=int, default=5, help="timings; the minimum is reported (default 5)")

@@ -32,12 +32,17 @@ from ..tree_util import tree_leaves, tree_map
 @dataclass
 class SafeRateResult:
     """`params` after the last step; `losses`: steps + 1 values (the start, then after each step);
-    `step_sizes`: the step taken each time (along -gradient); `eta_max`: the bound's trust region each time."""
+    `step_sizes`: the step taken each time (along -gradient); `eta_max`: the bound's trust region each time;
+    `bounds`: the verified upper bound q(eta) of the loss after each step (the loss is below it); `rejected`:
+    the steps whose loss came out above the previous one in floating point (within rounding of a tie),
+    which were not taken."""
 
     params: object
     losses: list = field(default_factory=list)
     step_sizes: list = field(default_factory=list)
     eta_max: list = field(default_factory=list)
+    bounds: list = field(default_factory=list)
+    rejected: list = field(default_factory=list)
 
 
 def _line(loss):
@@ -84,15 +89,18 @@ def safe_rate(loss, params, steps: int, eta_max: float = 1.0, verified: bool = T
     result = SafeRateResult(params=params, losses=[float(value)])
     for step in range(steps):
         direction = tree_map(lambda g: -np.asarray(g, np.float64), gradient)
-        eta = 0.0
+        eta, promised = 0.0, float(value)
         if any(np.any(d) for d in tree_leaves(direction)):
             coefficients = bound(0.0, (0.0, eta_max), params, direction).coefficients
-            _, c1, c2 = _upper_quadratic(coefficients)
+            c0, c1, c2 = _upper_quadratic(coefficients)
             eta = _minimise_on(c1, c2, eta_max)
+            promised = c0 + c1 * eta + c2 * eta * eta if eta > 0 else promised
         candidate = tree_map(lambda p, d, e=eta: p + e * d, params, direction) if eta > 0 else params
         new_value, new_gradient = evaluate(candidate) if eta > 0 else (value, gradient)
         if not float(new_value) <= float(value):  # guaranteed in exact arithmetic; floats can tie or miss by an ulp
-            eta, candidate, new_value, new_gradient = 0.0, params, value, gradient
+            result.rejected.append(step)
+            eta, candidate, new_value, new_gradient, promised = 0.0, params, value, gradient, float(value)
+        result.bounds.append(promised)
         result.eta_max.append(eta_max)
         eta_max = eta_max * 2.0 if eta >= 0.5 * eta_max else eta_max * 0.5
         params, value, gradient = candidate, new_value, new_gradient
