@@ -290,6 +290,7 @@ def _execute(steps, env) -> None:
 
 
 from . import (  # noqa: E402  (these modules register the implementations of their families)
+    numpy_arithmetic,  # noqa: F401  (cbrt, fmod, ldexp, gcd, ...)
     numpy_control,  # noqa: F401  (control flow)
     numpy_fixed_point,  # noqa: F401  (fixed_point's iteration)
     numpy_linalg,  # noqa: F401  (linear algebra)

@@ -3,6 +3,7 @@
 Importing this package registers every primitive.
 """
 from . import (  # noqa: F401
+    arithmetic,
     elementwise,
     factorizations,
     indexing,
