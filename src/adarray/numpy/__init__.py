@@ -14,7 +14,35 @@ import numpy as _np
 
 from ..tracing import ARRAY_METHODS
 from . import linalg
+from ._arithmetic import (
+    allclose,
+    around,
+    array_equal,
+    array_equiv,
+    cbrt,
+    copysign,
+    divmod,
+    fix,
+    float_power,
+    fmod,
+    frexp,
+    gcd,
+    heaviside,
+    isclose,
+    isinf,
+    isneginf,
+    isposinf,
+    lcm,
+    ldexp,
+    modf,
+    nextafter,
+    rint,
+    signbit,
+    trunc,
+)
 from ._array import Array, wrap_functions
+from ._assembly import block, resize
+from ._constructors import copy, empty, empty_like, fromfunction, geomspace, identity, logspace
 from ._counting import bincount, histogram
 from ._creation import (
     arange,
@@ -28,6 +56,20 @@ from ._creation import (
     ones_like,
     zeros,
     zeros_like,
+)
+from ._index_tricks import (
+    diag_indices,
+    diag_indices_from,
+    indices,
+    ix_,
+    mgrid,
+    ogrid,
+    ravel_multi_index,
+    tril_indices,
+    tril_indices_from,
+    triu_indices,
+    triu_indices_from,
+    unravel_index,
 )
 from ._indexing import at, getitem, take, take_along_axis
 from ._linalg import dot, einsum, inner, matmul, outer, tensordot, vdot
@@ -150,6 +192,7 @@ from ._reductions import (
     sum,
     var,
 )
+from ._selection import choose, compress, extract, lexsort, put_along_axis, trim_zeros
 from ._shape import (
     atleast_1d,
     atleast_2d,
