@@ -6,6 +6,7 @@ from . import (  # noqa: F401
     arithmetic,
     elementwise,
     factorizations,
+    gamma_functions,
     indexing,
     linalg,
     matrix_functions,
