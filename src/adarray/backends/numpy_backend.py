@@ -297,4 +297,5 @@ from . import (  # noqa: E402  (these modules register the implementations of th
     numpy_linalg,  # noqa: F401  (linear algebra)
     numpy_sort,  # noqa: F401  (searchsorted)
     numpy_special,  # noqa: F401  (special functions)
+    numpy_sqrtm_logm,  # noqa: F401  (matrix square root and logarithm)
 )

@@ -15,6 +15,7 @@ from . import (  # noqa: F401
     sort,
     special,
     spectral,
+    sqrtm_logm,
     structural,
     triangular,
 )
