@@ -5,8 +5,8 @@ and the comparisons isclose, allclose, array_equal, array_equiv.
 Values are NumPy's bit for bit (cbrt, fmod, nextafter, ldexp, frexp's exponent, signbit, gcd and
 lcm are primitives with NumPy's ufuncs as implementations; the rest are exact compositions).
 Derivatives where the function has one: trunc, fix, rint, around and heaviside in its first
-argument are piecewise constant (derivative 0); copysign(x1, x2) is +-1 in x1 (also at x1 = 0) and
-0 in x2; modf's fractional part has derivative 1 and its integral part 0; frexp's mantissa is
+argument are piecewise constant (derivative 0); copysign(x1, x2) is +-sign(x1) in x1 (0 at x1 = 0, as
+abs) and 0 in x2; modf's fractional part has derivative 1 and its integral part 0; frexp's mantissa is
 x * 2**-e. Integer or boolean results (gcd, lcm, frexp's exponent, isinf, isclose, ...) are never
 differentiated.
 
@@ -126,10 +126,11 @@ def signbit(x):
 
 
 def copysign(x1, x2):
-    """|x1| with the sign (bit) of x2. The derivative in x1 is +-1 everywhere (x1 is negated or not),
-    in x2 it is 0."""
+    """|x1| with the sign (bit) of x2: -|x1| where x2's sign bit is set, else |x1| (bit for bit NumPy's).
+    The derivative in x1 is +-sign(x1) (0 at x1 = 0, abs's convention, as in JAX), in x2 it is 0."""
     a, b = _floats("copysign", x1, x2)
-    return where(ew.ne(prims.signbit(a), prims.signbit(b)), negative(a), a)
+    magnitude = ew.abs(a)
+    return where(prims.signbit(b), negative(magnitude), magnitude)
 
 
 def nextafter(x1, x2):
