@@ -217,7 +217,9 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     themselves, NaN only with equal_nan (numpy.isclose; b is promoted to float)."""
     x, y = prepare("isclose", a, b, dtype=np.promote_types(result_dtype(b, 1.0), result_dtype(a, b)))
     tolerance = ew.add(ew.mul(ew.abs(y), float(rtol)), float(atol))
-    close = logical_and(ew.le(ew.abs(ew.sub(x, y)), tolerance), ew.isfinite(y))
+    with np.errstate(invalid="ignore"):   # inf - inf is NaN, and not close: as NumPy, without a warning
+        distance = ew.abs(ew.sub(x, y))
+    close = logical_and(ew.le(distance, tolerance), ew.isfinite(y))
     result = logical_or(close, equal(x, y))
     if equal_nan:
         result = logical_or(result, logical_and(isnan(x), isnan(y)))
