@@ -12,7 +12,7 @@ import numpy as np
 
 from ... import numpy as anp
 from .. import special
-from ._common import floats, inside, positive, valid
+from ._common import floats, inside, log_probability, positive, valid
 
 HALF_LOG_2_OVER_PI = 0.5 * math.log(2.0 / math.pi)
 LOG_2 = math.log(2.0)
@@ -40,10 +40,8 @@ def cdf(x, loc=0.0, scale=1.0):
 
 
 def logcdf(x, loc=0.0, scale=1.0):
-    y, support, scale = _standard("halfnorm.logcdf", x, loc, scale)
-    above = anp.greater(y, 0.0)
-    value = anp.log(special.erf(inside(above, y, 1.0) / math.sqrt(2.0)))
-    return valid(anp.where(above, value, -np.inf), positive(scale))
+    """log erf(y / sqrt 2), from log1p(-erfc) where the cdf is close to 1 (the upper tail keeps its digits)."""
+    return log_probability(cdf(x, loc, scale), sf(x, loc, scale))
 
 
 def sf(x, loc=0.0, scale=1.0):

@@ -23,7 +23,18 @@ def _log_difference(larger, smaller):
 
 
 def _log_mass(a, b):
-    """log(Phi(b) - Phi(a)) for a <= b."""
+    """log(Phi(b) - Phi(a)) for a <= b; an infinite bound has its exact mass and a zero derivative."""
+    a_infinite, b_infinite = anp.equal(a, -np.inf), anp.equal(b, np.inf)
+    a_finite = anp.where(a_infinite, anp.minimum(b, 0.0) - 2.0, a)      # finite stand-ins
+    b_finite = anp.where(b_infinite, anp.maximum(a_finite, 0.0) + 2.0, b)
+    bounded = _log_mass_finite(a_finite, b_finite)
+    one_sided = anp.where(b_infinite, special.log_ndtr(-a_finite), special.log_ndtr(b_finite))
+    either = anp.logical_or(a_infinite, b_infinite)
+    return anp.where(anp.logical_and(a_infinite, b_infinite), 0.0, anp.where(either, one_sided, bounded))
+
+
+def _log_mass_finite(a, b):
+    """log(Phi(b) - Phi(a)) for finite a <= b, from whichever tail keeps its digits."""
     lower_tail = anp.less_equal(b, 0.0)
     upper_tail = anp.logical_and(anp.greater(a, 0.0), anp.logical_not(lower_tail))
     central = anp.logical_not(anp.logical_or(lower_tail, upper_tail))
@@ -53,11 +64,26 @@ def pdf(x, a, b, loc=0.0, scale=1.0):
     return anp.exp(logpdf(x, a, b, loc, scale))
 
 
-def logcdf(x, a, b, loc=0.0, scale=1.0):
-    z, a, b, scale, ok = _standard("truncnorm.logcdf", x, a, b, loc, scale)
+def _log_tails(name, x, a, b, loc, scale):
+    """(log cdf, log sf) inside (a, b), each a difference of log masses; the one close to 0 is taken
+    from the other as log1p(-exp(.)) (a difference of nearly equal masses would lose its digits)."""
+    z, a, b, scale, ok = _standard(name, x, a, b, loc, scale)
     between = anp.logical_and(anp.greater(z, a), anp.less(z, b))
-    value = _log_mass(a, anp.where(between, z, b)) - _log_mass(a, b)
-    return valid(anp.where(anp.less_equal(z, a), -np.inf, anp.where(anp.greater_equal(z, b), 0.0, value)), ok)
+    low = anp.where(anp.isfinite(a), a, anp.minimum(b, 0.0) - 2.0)   # finite stand-ins for infinite bounds
+    high = anp.where(anp.isfinite(b), b, anp.maximum(low, 0.0) + 2.0)
+    inner = anp.where(between, z, (low + high) / 2.0)   # a point inside (a, b): no NaN in the unused branch
+    total = _log_mass(a, b)
+    lower, upper = _log_mass(a, inner) - total, _log_mass(inner, b) - total
+    half = -np.log(2.0)
+    # (the complement is used where it is at most 1/2; clipped there, the unused one stays finite)
+    lower_accurate = anp.where(anp.less(lower, half), lower, anp.log1p(-anp.exp(anp.minimum(upper, half))))
+    upper_accurate = anp.where(anp.less(upper, half), upper, anp.log1p(-anp.exp(anp.minimum(lower, half))))
+    return z, a, b, ok, lower_accurate, upper_accurate
+
+
+def logcdf(x, a, b, loc=0.0, scale=1.0):
+    z, a, b, ok, lower, _ = _log_tails("truncnorm.logcdf", x, a, b, loc, scale)
+    return valid(anp.where(anp.less_equal(z, a), -np.inf, anp.where(anp.greater_equal(z, b), 0.0, lower)), ok)
 
 
 def cdf(x, a, b, loc=0.0, scale=1.0):
@@ -65,10 +91,8 @@ def cdf(x, a, b, loc=0.0, scale=1.0):
 
 
 def logsf(x, a, b, loc=0.0, scale=1.0):
-    z, a, b, scale, ok = _standard("truncnorm.logsf", x, a, b, loc, scale)
-    between = anp.logical_and(anp.greater(z, a), anp.less(z, b))
-    value = _log_mass(anp.where(between, z, a), b) - _log_mass(a, b)
-    return valid(anp.where(anp.less_equal(z, a), 0.0, anp.where(anp.greater_equal(z, b), -np.inf, value)), ok)
+    z, a, b, ok, _, upper = _log_tails("truncnorm.logsf", x, a, b, loc, scale)
+    return valid(anp.where(anp.less_equal(z, a), 0.0, anp.where(anp.greater_equal(z, b), -np.inf, upper)), ok)
 
 
 def sf(x, a, b, loc=0.0, scale=1.0):

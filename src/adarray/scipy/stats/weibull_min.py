@@ -10,7 +10,7 @@ import numpy as np
 
 from ... import numpy as anp
 from .. import special
-from ._common import floats, inside, log_or_minus_inf, positive, valid
+from ._common import floats, inside, log_probability, positive, valid
 
 
 def _standard(name, x, c, loc, scale):
@@ -38,7 +38,8 @@ def cdf(x, c, loc=0.0, scale=1.0):
 
 
 def logcdf(x, c, loc=0.0, scale=1.0):
-    return log_or_minus_inf(cdf(x, c, loc, scale))
+    """log(1 - exp(-y^c)), from log1p(-sf) where the cdf is close to 1."""
+    return log_probability(cdf(x, c, loc, scale), sf(x, c, loc, scale))
 
 
 def sf(x, c, loc=0.0, scale=1.0):
