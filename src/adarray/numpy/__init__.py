@@ -41,7 +41,7 @@ from ._arithmetic import (
     trunc,
 )
 from ._array import Array, wrap_functions
-from ._assembly import block, resize
+from ._assembly import block, ndim, resize, shape, size
 from ._constructors import copy, empty, empty_like, fromfunction, geomspace, identity, logspace
 from ._counting import bincount, histogram
 from ._creation import (
@@ -192,7 +192,7 @@ from ._reductions import (
     sum,
     var,
 )
-from ._selection import choose, compress, extract, lexsort, put_along_axis, trim_zeros
+from ._selection import choose, compress, digitize, extract, isin, lexsort, put_along_axis, trim_zeros
 from ._shape import (
     atleast_1d,
     atleast_2d,

@@ -1,4 +1,5 @@
-"""Assembling arrays: block (nested lists of blocks) and resize (repeat the elements to a new shape).
+"""Assembling arrays: block (nested lists of blocks) and resize (repeat the elements to a new shape);
+and the shape queries shape, ndim and size (static facts, also of traced arrays).
 
 Both only move elements (concatenations and one gather with static indices), so their derivatives
 route cotangents back to the elements they came from (summed where resize repeats one).
@@ -13,7 +14,8 @@ import numpy as np
 from ..core.errors import ArgumentError, ShapeError
 from ..primitives import indexing
 from ..tracing import Tracer
-from ._core import asvalue, dtype, shape
+from ._core import asvalue, dtype
+from ._core import shape as _shape_of
 from ._shape import concatenate, ravel, reshape
 
 
@@ -22,7 +24,7 @@ def _depth(arrays, path=()):
     if isinstance(arrays, tuple):
         raise ArgumentError(f"block: arrays{_where(path)} is a tuple; only lists may nest blocks (as in NumPy)")
     if not isinstance(arrays, list):
-        return 0, len(shape(asvalue(arrays)))
+        return 0, len(_shape_of(asvalue(arrays)))
     if not arrays:
         raise ArgumentError(f"block: arrays{_where(path)} is an empty list")
     depths = [_depth(item, path + (k,)) for k, item in enumerate(arrays)]
@@ -39,8 +41,8 @@ def _where(path):
 def _assemble(arrays, depth, ndim):
     if not isinstance(arrays, list):
         value = asvalue(arrays)
-        missing = ndim - len(shape(value))
-        return reshape(value, (1,) * missing + tuple(shape(value))) if missing else value
+        missing = ndim - len(_shape_of(value))
+        return reshape(value, (1,) * missing + tuple(_shape_of(value))) if missing else value
     parts = [_assemble(item, depth - 1, ndim) for item in arrays]
     try:
         return concatenate(parts, axis=ndim - depth)
@@ -68,8 +70,24 @@ def resize(a, new_shape):
         raise ArgumentError(f"resize: all elements of new_shape must be non-negative, got {new_shape}")
     new_size = int(np.prod(new_shape))
     flat = ravel(a)
-    size = shape(flat)[0]
+    size = _shape_of(flat)[0]
     if size == 0 or new_size == 0:
         return np.zeros(new_shape, dtype(a))
     ids = np.arange(new_size, dtype=np.int64) % size
     return reshape(indexing.gather(flat, (("array",),), [ids]), new_shape)
+
+
+def shape(a):
+    """The shape of an array (also of a traced one: shapes are static), as numpy.shape."""
+    return tuple(_shape_of(asvalue(a)))
+
+
+def ndim(a):
+    """The number of axes, as numpy.ndim."""
+    return len(_shape_of(asvalue(a)))
+
+
+def size(a, axis=None):
+    """The number of elements (along `axis`, if given), as numpy.size."""
+    dims = _shape_of(asvalue(a))
+    return int(np.prod(dims)) if axis is None else int(dims[axis])

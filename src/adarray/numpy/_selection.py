@@ -1,4 +1,5 @@
-"""Selecting and placing elements: put_along_axis, choose, compress, extract, lexsort, trim_zeros.
+"""Selecting, placing and finding elements: put_along_axis, choose, compress, extract, lexsort,
+trim_zeros, digitize, isin.
 
 put_along_axis is a scatter (its derivative reaches the values NumPy keeps, the last of duplicate
 indices); choose is a gather from the stacked choices; compress, extract and trim_zeros gather the
@@ -238,3 +239,41 @@ def trim_zeros(filt, trim="fb", axis=None, *, size=None, fill_value=0):
     inside = ew.lt(wanted, broadcast_exact(cast(stop, np.int64), (size,)))
     picked = take(filt, clip(wanted, 0, n - 1))
     return where(inside, picked, _fill(fill_value, filt))
+
+
+def digitize(x, bins, right=False):
+    """The index of the bin each x falls in (numpy.digitize): bins increasing or decreasing;
+    right=True closes the bins on the right. Integer result. With traced bins the direction is read
+    from bins[0] <= bins[-1] (NumPy also checks that they are monotonic, which needs their values)."""
+    from ._math import less_equal
+    from ._sorting import searchsorted
+
+    x, bins = asvalue(x), asvalue(bins)
+    if len(shape(bins)) != 1:
+        raise ShapeError(f"digitize: bins must be 1-d, got shape {shape(bins)}")
+    if not isinstance(bins, Tracer) and not isinstance(x, Tracer):
+        try:
+            return np.digitize(x, bins, right)
+        except ValueError as error:
+            raise ArgumentError(f"digitize: {error}") from None
+    side = "left" if right else "right"
+    count = shape(bins)[0]
+    increasing = searchsorted(bins, x, side=side)
+    if count < 2:
+        return increasing
+    reversed_bins = take(bins, np.arange(count - 1, -1, -1))
+    decreasing = ew.sub(np.full(shape(x), count, np.int64), searchsorted(reversed_bins, x, side=side))
+    return where(less_equal(take(bins, 0), take(bins, count - 1)), increasing, decreasing)
+
+
+def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None):
+    """True where an element of `element` equals one of `test_elements` (numpy.isin); the shape of
+    `element`. Boolean result; NaN is in nothing."""
+    from ._reductions import any as any_
+
+    element, tests = asvalue(element), ravel(asvalue(test_elements))
+    if shape(tests)[0] == 0:
+        found = np.zeros(shape(element), bool)
+    else:
+        found = any_(ew.eq(*prepare("isin", expand_dims(element, -1), tests)), axis=-1)
+    return ew.logical_not(found) if invert else found
