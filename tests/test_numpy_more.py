@@ -129,6 +129,15 @@ VALUES = {
                                  lambda i, j: np.ravel_multi_index((i, j), (3, 4), mode="clip", order="F"),
                                  (np.array([0, 5, -1]), np.array([3, -2, 9])), True),
     "ix_": (lambda a, b: anp.ix_(a, b), lambda a, b: np.ix_(a, b), (np.array([0, 2]), np.array([1, 3, 0])), True),
+    "digitize": (lambda x, b: anp.digitize(x, b), lambda x, b: np.digitize(x, b),
+                 (np.array([0.2, 6.4, 3.0, 1.0, -1.0, 10.0]), np.array([0.0, 1.0, 2.5, 4.0, 10.0])), True),
+    "digitize_right_decreasing": (lambda x, b: anp.digitize(x, b, right=True),
+                                  lambda x, b: np.digitize(x, b, right=True),
+                                  (np.array([0.2, 6.4, 3.0, 1.0, -1.0, 10.0]), np.array([10.0, 4.0, 2.5, 1.0, 0.0])),
+                                  True),
+    "isin": (anp.isin, np.isin, (INTS, np.array([0, 3, 7, -5])), True),
+    "isin_invert": (lambda e, t: anp.isin(e, t, invert=True), lambda e, t: np.isin(e, t, invert=True),
+                    (EDGES, np.array([np.nan, 0.0, 3.0])), True),
 }
 
 # Results that only exist concretely (NumPy's, eagerly): index helpers and creation from shapes.
@@ -155,6 +164,8 @@ CONCRETE = {
                              np.array_equal(EDGES, EDGES, equal_nan=True)]),
     "allclose": (lambda: [anp.allclose(A, A + 1e-9), anp.allclose(A, B), anp.allclose(EDGES, EDGES, equal_nan=True)],
                  lambda: [np.allclose(A, A + 1e-9), np.allclose(A, B), np.allclose(EDGES, EDGES, equal_nan=True)]),
+    "shape_ndim_size": (lambda: [anp.shape(A), anp.ndim(A), anp.size(A), anp.size(A, 1), anp.shape(2.0)],
+                        lambda: [np.shape(A), np.ndim(A), np.size(A), np.size(A, 1), np.shape(2.0)]),
     "array_equiv": (lambda: [anp.array_equiv(A[:1], np.repeat(A[:1], 3, 0)), anp.array_equiv(A, V)],
                     lambda: [np.array_equiv(A[:1], np.repeat(A[:1], 3, 0)), np.array_equiv(A, V)]),
 }
@@ -183,6 +194,10 @@ def test_concrete_results_match_numpy(name):
         assert type(a) is not np.ndarray or type(e) is not bool
         if isinstance(e, bool):
             assert type(a) is bool
+
+
+def test_shape_queries_work_on_traced_arrays():
+    assert ad.jit(lambda x: x * anp.size(x) + anp.ndim(x) + anp.shape(x)[0])(np.ones(3)).tolist() == [7.0] * 3
 
 
 def test_empty_and_0d_inputs():
