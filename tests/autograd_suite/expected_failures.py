@@ -25,7 +25,7 @@ EXPECTED_FAILURES: dict[str, tuple[str, str]] = {
     # --- linalg (28) ------------------------------------------------------------------------------
     "test_linalg.py::test_eig_real": ("linalg", "anp.linalg.eig is missing"),
     "test_linalg.py::test_pinv": ("linalg", "anp.linalg.pinv is missing"),
-    # --- numpy-functions (111) --------------------------------------------------------------------
+    # --- numpy-functions (109) --------------------------------------------------------------------
     "test_examples.py::test_fluid_simulation_initial_velocities": (
         "numpy-functions",
         "anp.meshgrid and anp.roll are missing; then by design: the example indexes a NumPy array with traced"
@@ -56,8 +56,6 @@ EXPECTED_FAILURES: dict[str, tuple[str, str]] = {
         "numpy-functions",
         "anp.real is missing; then float128 / complex256 arrays, which adarray does not support (float16 and "
         "float32 gradients keep their dtype)"),
-    "test_wrappers.py::test_hessian_tensor_product_3d": ("numpy-functions", "anp.ndim is missing"),
-    "test_wrappers.py::test_tensor_jacobian_product": ("numpy-functions", "anp.roll is missing"),
     # --- special/stats/nn (4) ---------------------------------------------------------------------
     # --- api-habits (1) ---------------------------------------------------------------------------
     "test_numpy.py::test_cast_to_int": (
