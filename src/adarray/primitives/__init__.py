@@ -3,12 +3,14 @@
 Importing this package registers every primitive.
 """
 from . import (  # noqa: F401
+    arithmetic,
     complex,
     eig,
     elementwise,
     elementwise_taylor,
     factorizations,
     fft,
+    gamma_functions,
     indexing,
     linalg,
     matrix_functions,
@@ -17,6 +19,7 @@ from . import (  # noqa: F401
     sort,
     special,
     spectral,
+    sqrtm_logm,
     structural,
     triangular,
 )
