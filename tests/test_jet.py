@@ -58,7 +58,8 @@ def nested_jvp_coefficients(program, args, series, order):
     scalar = [Aval((), np.float64)]
     current = simplify(trace_program(path, scalar, "path")[0])
     n = len(program.outputs)
-    results = [compile_program(current)(np.float64(0.0))]
+    # coefficient 0 is f(x_0) itself (x_0 + 0 t would turn -0.0 into +0.0, which signbit tells apart)
+    results = [compile_program(program)(*args)]
     for k in range(1, order + 1):
         derived = jvp_program(current, [True])
         current = simplify(trace_program(lambda t, d=derived: eval_program(d, [t, np.float64(1.0)])[n:],
