@@ -25,7 +25,7 @@ SCALAR = {
     "exp": (anp.exp, (-2, 2)), "log": (anp.log, (0.2, 3)), "sqrt": (anp.sqrt, (0.1, 3)),
     "x^1.5": (lambda x: x ** 1.5, (0.1, 3)), "x^-0.5": (lambda x: x ** -0.5, (0.1, 3)),
     "1/x": (lambda x: 1 / x, (0.3, 3)), "x^3": (lambda x: x ** 3, (-2, 2)), "x^-2": (lambda x: x ** -2, (0.3, 2)),
-    "sin": (anp.sin, (-3, 3)), "cos": (anp.cos, (-3, 3)), "tanh": (anp.tanh, (-3, 3)),
+    "cbrt": (anp.cbrt, (-2, 2)), "sin": (anp.sin, (-3, 3)), "cos": (anp.cos, (-3, 3)), "tanh": (anp.tanh, (-3, 3)),
     "arctan": (anp.arctan, (-3, 3)), "erf": (sp.erf, (-2, 2)), "sigmoid": (nn.sigmoid, (-4, 4)),
     "softplus": (nn.softplus, (-4, 4)), "swish": (nn.silu, (-4, 4)), "abs": (anp.abs, (-2, 2)),
     "relu": (nn.relu, (-2, 2)), "maximum": (lambda x: anp.maximum(x, 0.3), (-2, 2)),
@@ -154,7 +154,8 @@ def test_integral_bounds_shrink_with_degree_and_cells():
 @pytest.mark.parametrize("degree", [1, 2, 3, 4])
 @pytest.mark.parametrize("name, box", [("exp", (-0.7, 0.1, 1.3)), ("log", (0.4, 0.9, 2.3)), ("sqrt", (0.4, 0.9, 2.3)),
                                        ("1/x", (0.4, 0.9, 2.3)), ("x^1.5", (0.4, 0.9, 2.3)),
-                                       ("x^-0.5", (0.4, 0.9, 2.3)), ("x^-2", (0.4, 0.9, 2.3))])
+                                       ("x^-0.5", (0.4, 0.9, 2.3)), ("x^-2", (0.4, 0.9, 2.3)),
+                                       ("cbrt", (0.4, 0.9, 2.3)), ("cbrt", (-2.3, -0.9, -0.4))])
 def test_enclosure_touches_the_function_at_both_ends(name, box, degree):
     """f^(k) monotone on the box (exp, log, powers on x > 0): the sharp remainder interval is attained at
     both ends, so the lower or the upper polynomial meets f there (Streeter & Dillon, 2308.00679)."""

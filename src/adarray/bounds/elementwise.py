@@ -185,7 +185,8 @@ def step_rule(function):
 RULES = {
     "exp": monotone_rule(s.exp_series), "expm1": monotone_rule(s.expm1_series),
     "log": monotone_rule(s.log_series), "log1p": monotone_rule(lambda iv, y, m: s.log_series(iv, y, m, 1.0)),
-    "sqrt": monotone_rule(s.sqrt_series), "sin": monotone_rule(s.sin_series), "cos": monotone_rule(s.cos_series),
+    "sqrt": monotone_rule(s.sqrt_series), "cbrt": monotone_rule(s.cbrt_series),
+    "sin": monotone_rule(s.sin_series), "cos": monotone_rule(s.cos_series),
     "sinh": monotone_rule(s.sinh_series), "cosh": monotone_rule(s.cosh_series),
     "tanh": monotone_rule(s.tanh_series, pieces=8, refine=True),
     "logistic": monotone_rule(s.logistic_series, pieces=8, refine=True),

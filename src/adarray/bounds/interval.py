@@ -99,7 +99,7 @@ class Intervals:
     def reciprocal(self, a):
         """1 / a; unbounded where a contains 0."""
         lo, hi = a
-        with np.errstate(divide="ignore"):
+        with np.errstate(divide="ignore", over="ignore"):
             r_lo, r_hi = 1.0 / hi, 1.0 / lo
         straddles = (lo <= 0) & (hi >= 0)
         r_lo, r_hi = self.outward(r_lo, r_hi)

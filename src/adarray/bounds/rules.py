@@ -15,8 +15,8 @@ import numpy as np
 
 from ..core.errors import UnsupportedError
 from ..core.ir import Literal
+from ..primitives import arithmetic, special
 from ..primitives import elementwise as ew
-from ..primitives import special
 from ..primitives import structural as st
 from .elementwise import RULES, power_rule
 from .enclosure import Enclosure
@@ -380,6 +380,7 @@ def install() -> None:
     for name in ("exp", "expm1", "log", "log1p", "sqrt", "sin", "cos", "sinh", "cosh", "tanh", "logistic", "arctan",
                  "erf", "abs", "floor", "ceil", "round", "sign"):
         _install(getattr(ew, f"{name}_p"), elementwise_rule(RULES[name]))
+    _install(arithmetic.cbrt_p, elementwise_rule(RULES["cbrt"]))
     _install(special.erfc_p, _erfc)
     _install_structural()
 

@@ -110,6 +110,21 @@ def sqrt_series(iv: Intervals, y, m):
     return result
 
 
+def cbrt_series(iv: Intervals, y, m):
+    """The real cube root, odd: c_j = binom(1/3, j) cbrt(y) y^(-j) for either sign of y (unbounded for
+    j >= 1 where y reaches 0, where the derivative is infinite)."""
+    root = iv.increasing(np.cbrt, y)
+    result, binomial = [root], (np.float64(1.0), np.float64(1.0))
+    third = iv.constant(1.0 / 3.0)
+    for j in range(1, m + 1):
+        factor = iv.sub(third, (np.float64(j - 1), np.float64(j - 1)))
+        binomial = _divide_exactly(iv, iv.mul(binomial, factor), j)
+        term = iv.mul(binomial, iv.mul(root, iv.integer_power(y, -j)))
+        touches_zero = (y[0] <= 0) & (y[1] >= 0)
+        result.append((np.where(touches_zero, -np.inf, term[0]), np.where(touches_zero, np.inf, term[1])))
+    return result
+
+
 def _cyclic(iv: Intervals, y, m, first):
     """sin (first = 0) or cos (first = 1): the derivatives cycle sin, cos, -sin, -cos."""
     s, c = iv.sin(y), iv.cos(y)
