@@ -155,10 +155,17 @@ def test_integral_bounds_shrink_with_degree_and_cells():
 @pytest.mark.parametrize("name, box", [("exp", (-0.7, 0.1, 1.3)), ("log", (0.4, 0.9, 2.3)), ("sqrt", (0.4, 0.9, 2.3)),
                                        ("1/x", (0.4, 0.9, 2.3)), ("x^1.5", (0.4, 0.9, 2.3)),
                                        ("x^-0.5", (0.4, 0.9, 2.3)), ("x^-2", (0.4, 0.9, 2.3)),
-                                       ("cbrt", (0.4, 0.9, 2.3)), ("cbrt", (-2.3, -0.9, -0.4))])
+                                       ("cbrt", (0.4, 0.9, 2.3)), ("cbrt", (-2.3, -0.9, -0.4)),
+                                       ("sigmoid", (0.4, 0.9, 2.3)), ("sigmoid", (-2.3, -0.9, -0.4)),
+                                       ("softplus", (0.4, 0.9, 2.3)), ("softplus", (-2.3, -0.9, -0.4)),
+                                       ("swish", (0.4, 0.9, 2.3)), ("swish", (-3.5, -2.9, -2.3)),
+                                       ("abs", (0.4, 0.9, 2.3)), ("tanh", (0.4, 0.9, 2.3)),
+                                       ("arctan", (0.4, 0.9, 2.3)), ("erf", (0.4, 0.9, 2.3))])
 def test_enclosure_touches_the_function_at_both_ends(name, box, degree):
-    """f^(k) monotone on the box (exp, log, powers on x > 0): the sharp remainder interval is attained at
-    both ends, so the lower or the upper polynomial meets f there (Streeter & Dillon, 2308.00679)."""
+    """Where f^(k) is monotone on the box (exp, log, powers on x > 0, at every degree) the remainder
+    quotient is monotone, so its interval is attained at both ends and the lower or the upper polynomial
+    meets f there (Streeter & Dillon, 2308.00679); on these boxes the same holds for AutoBound's sigmoid,
+    softplus, swish and abs and for what it lacks (tanh, arctan, erf)."""
     f = SCALAR[name][0]
     lo, x0, hi = box
     tb = ab.taylor_bounds(f, degree)(x0, (lo, hi))
