@@ -234,8 +234,10 @@ def _abs_taylor(series, output):
 
     aval = aval_of_value(output)
     conjugate = [c if is_zero(c) else conj(c) for c in z]
-    squared = [None] + [cauchy(z, conjugate, k) for k in range(1, len(z))]
-    squared = [None] + [c if is_zero(c) else real(c) for c in squared[1:]]
+    squared = [None]  # the coefficients k >= 1 of |z|^2 = Re(z conj z) (its value is output^2)
+    for k in range(1, len(z)):
+        product = cauchy(z, conjugate, k)
+        squared.append(Zero(aval) if is_zero(product) else real(product))
     twice = ew.mul(ew.select(ew.eq(output, 0.0), ew.full_like(output, 1.0), output), 2.0)
     y = [output]
     for k in range(1, len(z)):
