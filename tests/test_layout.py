@@ -21,6 +21,9 @@ ALLOWED = {
     "parallel": {"core", "tracing", "primitives", "transforms", "passes", "backends", "control", "numpy"},
     "kernels": {"core", "tracing", "primitives", "transforms", "passes", "backends", "control", "numpy"},
     "scipy": {"core", "tracing", "primitives", "transforms", "passes", "control", "parallel", "numpy", "scipy"},
+    "reversible": {"core", "tracing", "primitives", "transforms", "passes", "backends", "control", "numpy",
+                   "kernels"},
+    "sparse": {"core", "primitives", "numpy", "parallel", "reversible", "tree_util", "api", "sparse"},
 }
 
 

@@ -12,6 +12,7 @@ transformation; programs are simplified and run by the NumPy backend.
 from . import (
     nn,  # noqa: F401  (activations and losses, as jax.nn)
     numpy,  # noqa: F401  (registers the array methods of tracers)
+    reversible,  # noqa: F401  (reversible programs: rv.reversible, rv.invert, rv.grad)
     tree_util,  # noqa: F401  (pytrees for users: ad.tree_util.tree_map, register_dataclass, ...)
 )
 from . import primitives as _primitives  # noqa: F401  (registers every primitive)
@@ -28,6 +29,7 @@ from .core.errors import (
     KernelSyntaxError,
     NonDifferentiableError,
     ParseError,
+    ReversibilityError,
     ShapeError,
     TracingError,
     UnsupportedError,
@@ -60,4 +62,5 @@ __all__ = [
     "stop_gradient", "value_and_grad", "vjp", "vmap", "kernel", "coarsen",
     "tree_util",
     "fixed_point",
+    "ReversibilityError", "reversible",
 ]

@@ -293,6 +293,7 @@ from . import (  # noqa: E402  (these modules register the implementations of th
     numpy_control,  # noqa: F401  (control flow)
     numpy_fixed_point,  # noqa: F401  (fixed_point's iteration)
     numpy_linalg,  # noqa: F401  (linear algebra)
+    numpy_reversible,  # noqa: F401  (reversible programs)
     numpy_sort,  # noqa: F401  (searchsorted)
     numpy_special,  # noqa: F401  (special functions)
 )

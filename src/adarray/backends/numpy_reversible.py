@@ -1,0 +1,475 @@
+"""The `reversible` and `reversible_grad` primitives on the NumPy backend: statement programs (the nested-tuple
+IR of adarray.reversible, see reversible/ir.py) become Python source, one function per function of the
+program table, run by the Python interpreter over NumPy scalars and arrays.
+
+    y += e            y += e   (in place for arrays and elements; rebinding for scalars)
+    rv.rot(a, b, t)   a, b = a * cos(t) - b * sin(t), b * cos(t) + a * sin(t)
+    g(a, x[i])        r = g(a, x[i]); a = r[0]; x[i] = r[1]   (every function returns all its arguments)
+    for/if/while      the same Python statements, with the run-time reversibility checks of the language
+The checks (ancillas restored, if post-conditions, while post-conditions, unchanged loop bounds, distinct
+elements in one statement) raise CheckFailed(k, values) in the generated code; the runner turns it into a
+ReversibilityError from the k-th message, which names the function, the line, the variable and the values.
+`reversible_grad` runs the adjoint program (gradient by reverse computing), which adarray.reversible derives
+and registers here through `set_adjoint_transform`. The same source, decorated with numba.njit, is what
+numba_reversible compiles: with Numba installed, programs whose interpreted calls are slow (or every program,
+with set_reversible_backend("numba")) run as native loops. Arguments are copied before the first statement, so
+the caller's arrays are never written.
+"""
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+
+from ..core.errors import ExecutionError, ReversibilityError
+from ..core.primitive import IMPLS
+
+_MODES = ("auto", "numpy", "numba")
+_mode = os.environ.get("ADARRAY_REVERSIBLE_BACKEND", "auto")
+# In "auto", a program is compiled by Numba once its interpreted calls have taken this long in total.
+NUMBA_AFTER_SECONDS = 0.25
+
+_UNARY = {"neg": "(-{0})", "not": "(not {0})", "exp": "np.exp({0})", "log": "np.log({0})", "log1p": "np.log1p({0})",
+          "expm1": "np.expm1({0})", "sqrt": "np.sqrt({0})", "sin": "np.sin({0})", "cos": "np.cos({0})",
+          "tan": "np.tan({0})", "arcsin": "np.arcsin({0})", "arccos": "np.arccos({0})", "arctan": "np.arctan({0})",
+          "sinh": "np.sinh({0})", "cosh": "np.cosh({0})", "tanh": "np.tanh({0})", "logistic": "_logistic({0})",
+          "abs": "np.abs({0})", "sign": "np.sign({0})", "floor": "np.floor({0})", "ceil": "np.ceil({0})",
+          "round": "np.rint({0})", "sum": "np.sum({0})"}
+_BINARY = {"add": "({0} + {1})", "sub": "({0} - {1})", "mul": "({0} * {1})", "div": "({0} / {1})",
+           "pow": "({0} ** {1})", "mod": "({0} % {1})", "floordiv": "({0} // {1})", "eq": "({0} == {1})",
+           "ne": "({0} != {1})", "lt": "({0} < {1})", "le": "({0} <= {1})", "gt": "({0} > {1})", "ge": "({0} >= {1})",
+           "maximum": "np.maximum({0}, {1})", "minimum": "np.minimum({0}, {1})", "arctan2": "np.arctan2({0}, {1})",
+           "logaddexp": "np.logaddexp({0}, {1})", "hypot": "np.hypot({0}, {1})"}
+_UPDATE = {"inc": "+=", "dec": "-=", "xor": "^=", "mul": "*=", "div": "/="}
+
+_adjoint_transform = None  # program -> adjoint program; set by adarray.reversible
+
+
+def set_adjoint_transform(transform) -> None:
+    global _adjoint_transform
+    _adjoint_transform = transform
+
+
+def set_reversible_backend(mode: str) -> str:
+    """How reversible programs run: 'auto' (Numba for programs whose interpreted calls are slow, when installed),
+    'numpy' (always interpreted) or 'numba' (always compiled; an error without numba). Returns the old mode."""
+    global _mode
+    if mode not in _MODES:
+        raise ValueError(f"the reversible backend must be one of {_MODES}, got {mode!r}")
+    previous, _mode = _mode, mode
+    return previous
+
+
+def reversible_backend() -> str:
+    return _mode
+
+
+class CheckFailed(Exception):
+    """Raised by generated code: args = (message index, values...)."""
+
+
+def _logistic(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+# --- code generation ------------------------------------------------------------------------------------
+
+def _literal(value) -> str:
+    if isinstance(value, bool):
+        return repr(value)
+    if isinstance(value, float):
+        if np.isnan(value):
+            return "np.nan"
+        if np.isinf(value):
+            return "np.inf" if value > 0 else "(-np.inf)"
+        return repr(value)
+    return repr(int(value))
+
+
+def rank_of(expr, types) -> int:
+    if isinstance(expr, str):
+        return types[expr][1]
+    if not isinstance(expr, tuple):
+        return 0
+    op = expr[0]
+    if op == "index":
+        return types[expr[1]][1] - (len(expr) - 2)
+    if op in ("len", "shape", "sum", "and", "or", "not"):
+        return 0
+    return max([rank_of(o, types) for o in expr[1:]] or [0])
+
+
+def expr_source(expr, names, types) -> str:
+    if isinstance(expr, str):
+        return names[expr]
+    if not isinstance(expr, tuple):
+        return _literal(expr)
+    op, operands = expr[0], expr[1:]
+    if op == "index":
+        return f"{names[operands[0]]}[{', '.join(expr_source(i, names, types) for i in operands[1:])}]"
+    if op == "len":
+        return f"len({names[operands[0]]})"
+    if op == "shape":
+        return f"{names[operands[0]]}.shape[{operands[1]}]"
+    code = [expr_source(o, names, types) for o in operands]
+    if op in ("and", "or"):
+        return "(" + f" {op} ".join(code) + ")"
+    if op == "select":
+        if rank_of(expr, types) == 0:
+            return f"({code[1]} if {code[0]} else {code[2]})"
+        return f"np.where({code[0]}, {code[1]}, {code[2]})"
+    if op == "safe_mul":  # x * y, exactly 0 where x == 0 (a zero tangent or cotangent times a singular partial)
+        if rank_of(operands[0], types) == 0:
+            return f"(0.0 if {code[0]} == 0 else {code[0]} * {code[1]})"
+        return f"np.where({code[0]} == 0, 0.0, {code[0]} * {code[1]})"
+    if op in _UNARY:
+        return _UNARY[op].format(*code)
+    if op in _BINARY:
+        return _BINARY[op].format(*code)
+    raise ExecutionError(f"reversible programs: unknown operation {op!r}")
+
+
+def _text(expr) -> str:
+    """An expression as Python-like text, for messages."""
+    if isinstance(expr, str):
+        return expr
+    if not isinstance(expr, tuple):
+        return repr(expr)
+    op, operands = expr[0], expr[1:]
+    if op == "index":
+        return f"{operands[0]}[{', '.join(_text(i) for i in operands[1:])}]"
+    if op == "len":
+        return f"len({operands[0]})"
+    if op == "shape":
+        return f"{operands[0]}.shape[{operands[1]}]"
+    if op in _BINARY and _BINARY[op].startswith("({0} "):
+        return _BINARY[op].format(*[_text(o) for o in operands])
+    if op in ("and", "or"):
+        return "(" + f" {op} ".join(_text(o) for o in operands) + ")"
+    return f"{op}({', '.join(_text(o) for o in operands)})"
+
+
+def _elements(expr) -> list:
+    """The array elements an expression reads."""
+    if isinstance(expr, tuple) and expr[0] == "index":
+        return [expr]
+    if isinstance(expr, tuple) and expr[0] not in ("len", "shape"):
+        return [e for o in expr[1:] for e in _elements(o)]
+    return []
+
+
+class _Writer:
+    """Emits the source of one program table; collects the check messages."""
+
+    def __init__(self, program):
+        self.program = program
+        self.functions = {f[0]: f"f{k}" for k, f in enumerate(program)}
+        self.lines: list[str] = []
+        self.messages: list[str] = []
+        self.count = 0
+
+    def fresh(self, stem="t") -> str:
+        self.count += 1
+        return f"_{stem}{self.count}"
+
+    def emit(self, indent, text) -> None:
+        self.lines.append("    " * indent + text)
+
+    def message(self, text) -> int:
+        self.messages.append(text)
+        return len(self.messages) - 1
+
+    def function(self, function) -> None:
+        name, args, types, check, atol, body = function
+        self.name, self.check, self.atol = name, check, atol
+        self.types = {v: (k, r) for v, k, r in types}
+        self.names = {v: f"v{k}" for k, (v, _, _) in enumerate(types)}
+        params = ", ".join(self.names[a] for a in args)
+        self.emit(0, f"def {self.functions[name]}({params}):  # {name}({', '.join(args)})")
+        self.block(body, 1)
+        results = ", ".join(self.names[a] for a in args)
+        self.emit(1, f"return ({results}{',' if len(args) == 1 else ''})")
+        self.emit(0, "")
+
+    def expr(self, expr) -> str:
+        return expr_source(expr, self.names, self.types)
+
+    def fail(self, indent, condition, line, text, values=()) -> None:
+        k = self.message(f"reversible '{self.name}', line {line}: {text}")
+        args = "".join(f", {v}" for v in values)
+        self.emit(indent, f"if {condition}:")
+        self.emit(indent + 1, f"raise CheckFailed({k}{args})")
+
+    def block(self, statements, indent) -> None:
+        if not statements:
+            self.emit(indent, "pass")
+        for s in statements:
+            self.statement(s, indent)
+
+    def statement(self, s, indent) -> None:
+        kind, line = s[0], s[1]
+        getattr(self, "_" + kind)(s, line, indent)
+
+    def _distinct(self, targets, line, indent, what) -> None:
+        """Elements of one array in one statement must be distinct at run time (syntax cannot tell)."""
+        if not self.check:
+            return
+        elements = [t for t in targets if isinstance(t, tuple) and t[0] == "index"]
+        for k, a in enumerate(elements):
+            for b in elements[:k]:
+                if a[1] == b[1] and a != b:
+                    pairs = " and ".join(f"({self.expr(i)}) == ({self.expr(j)})" for i, j in zip(a[2:], b[2:]))
+                    self.fail(indent, pairs, line, f"{what} {_text(a)} and {_text(b)} are the same element "
+                              f"(index {{0}}): one statement must not read and write one element twice",
+                              [self.expr(a[2])])
+
+    def _update(self, s, line, indent) -> None:
+        if s[0] in ("inc", "dec", "xor") and isinstance(s[2], tuple):
+            reads = _elements(s[3])
+            self._distinct([s[2]] + reads, line, indent, "the target and the value:")
+        self.emit(indent, f"{self.expr(s[2])} {_UPDATE[s[0]]} {self.expr(s[3])}")
+
+    _inc = _dec = _xor = _mul = _div = _update
+
+    def _swap(self, s, line, indent) -> None:
+        a, b = self.expr(s[2]), self.expr(s[3])
+        self.emit(indent, f"{a}, {b} = {b}, {a}")
+
+    def _neg(self, s, line, indent) -> None:
+        a = self.expr(s[2])
+        self.emit(indent, f"{a} = -{a}")
+
+    def _rot(self, s, line, indent) -> None:
+        self._distinct([s[2], s[3]], line, indent, "rv.rot:")
+        a, b = self.expr(s[2]), self.expr(s[3])
+        c, si = self.fresh("c"), self.fresh("s")
+        self.emit(indent, f"{c} = np.cos({self.expr(s[4])}); {si} = np.sin({self.expr(s[4])})")
+        self.emit(indent, f"{a}, {b} = {a} * {c} - {b} * {si}, {b} * {c} + {a} * {si}")
+
+    def _call(self, s, line, indent) -> None:
+        self._distinct(list(s[3]), line, indent, "the arguments")
+        result = self.fresh("r")
+        self.emit(indent, f"{result} = {self.functions[s[2]]}({', '.join(self.expr(a) for a in s[3])})")
+        for k, a in enumerate(s[3]):
+            self.emit(indent, f"{self.expr(a)} = {result}[{k}]")
+
+    def init_source(self, name, init) -> str:
+        if isinstance(init, tuple) and init[0] == "zeros":
+            return f"np.zeros(({''.join(self.expr(d) + ', ' for d in init[1:])}))"
+        if isinstance(init, tuple) and init[0] == "zeros_like":
+            return f"np.zeros_like({self.names[init[1]]}, dtype=np.float64)" if self.types[name][0] == "f" else \
+                f"np.zeros_like({self.names[init[1]]})"
+        kind = self.types[name][0]
+        return _literal(float(init) if kind == "f" else bool(init) if kind == "b" else int(init))
+
+    def _alloc(self, s, line, indent) -> None:
+        self.emit(indent, f"{self.names[s[2]]} = {self.init_source(s[2], s[3])}")
+
+    def _free(self, s, line, indent) -> None:
+        if not self.check:
+            return
+        name, init = s[2], s[3]
+        var = self.names[name]
+        kind, rank = self.types[name]
+        value = 0.0 if isinstance(init, tuple) else init
+        expected = _literal(float(value) if kind == "f" else value)
+        if kind == "f":
+            gap = f"np.max(np.abs({var} - {expected}))" if rank else f"abs({var} - {expected})"
+            condition = f"not ({gap} <= {self.atol!r})" if not rank else f"{var}.size and not ({gap} <= {self.atol!r})"
+            shown = gap
+        else:
+            condition = f"np.any({var} != {expected})" if rank else f"{var} != {expected}"
+            shown = var
+        self.fail(indent, condition, line, f"the ancilla '{name}' is not restored: rv.free expects {value!r}"
+                  + (f" (atol {self.atol})" if kind == "f" else "") + ", it " + ("is {0} away" if kind == "f" and rank
+                                                                                   else "holds {0}"), [shown])
+
+    def _drop(self, s, line, indent) -> None:
+        self.emit(indent, f"pass  # drop {s[2]} (the cotangent of a released ancilla)")
+
+    def _if(self, s, line, indent) -> None:
+        pre, post = s[2], s[3]
+        flag = self.fresh("c")
+        self.emit(indent, f"{flag} = bool({self.expr(pre)})")
+        self.emit(indent, f"if {flag}:")
+        self.block(s[4], indent + 1)
+        if s[5]:
+            self.emit(indent, "else:")
+            self.block(s[5], indent + 1)
+        if self.check and pre != post:
+            self.fail(indent, f"bool({self.expr(post)}) != {flag}", line,
+                      f"the post-condition `{_text(post)}` is {{0}} after the branch, but the pre-condition "
+                      f"`{_text(pre)}` was {{1}}: the branch cannot be undone",
+                      [f"bool({self.expr(post)})", flag])
+
+    def _for(self, s, line, indent) -> None:
+        _, _, var, start, stop, step, reverse, body = s
+        a, b, c = self.fresh("a"), self.fresh("b"), self.fresh("s")
+        self.emit(indent, f"{a} = int({self.expr(start)}); {b} = int({self.expr(stop)}); {c} = int({self.expr(step)})")
+        self.fail(indent, f"{c} == 0", line, f"range() step `{_text(step)}` is zero")
+        if reverse:
+            n = self.fresh("n")
+            self.emit(indent, f"{n} = _count({a}, {b}, {c})")
+            self.emit(indent, f"for {self.names[var]} in range({a} + ({n} - 1) * {c}, {a} - {c}, -{c}):")
+        else:
+            self.emit(indent, f"for {self.names[var]} in range({a}, {b}, {c}):")
+        self.block(body, indent + 1)
+        if self.check:
+            now = f"({self.expr(start)}, {self.expr(stop)}, {self.expr(step)})"
+            self.fail(indent, f"{now} != ({a}, {b}, {c})", line,
+                      f"a bound of range({_text(start)}, {_text(stop)}, {_text(step)}) changed during the "
+                      "loop: range({0}, {1}, {2}) became range({3}, {4}, {5})",
+                      [a, b, c, self.expr(start), self.expr(stop), self.expr(step)])
+
+    def _while(self, s, line, indent) -> None:
+        pre, post, body = s[2], s[3], s[4]
+        if self.check:
+            self.fail(indent, f"{self.expr(post)}", line,
+                      f"the while loop's post-condition `{_text(post)}` already holds on entry (it must be false "
+                      "before the first iteration and true after every one)")
+        self.emit(indent, f"while {self.expr(pre)}:")
+        self.block(body, indent + 1)
+        if self.check:
+            self.fail(indent + 1, f"not ({self.expr(post)})", line,
+                      f"the while loop's post-condition `{_text(post)}` is false after an iteration (it must hold "
+                      "after every iteration)")
+
+
+_HELPERS = '''
+def _count(a, b, s):
+    if s > 0:
+        return max(0, (b - a + s - 1) // s)
+    return max(0, (a - b - s - 1) // (-s))
+
+'''
+
+
+def generate(program) -> tuple[str, list[str]]:
+    """(Python source of the program table, the check messages); the entry function is f0."""
+    writer = _Writer(program)
+    for function in program:
+        writer.function(function)
+    return _HELPERS + "\n".join(writer.lines) + "\n", writer.messages
+
+
+# --- running ------------------------------------------------------------------------------------------
+
+class Compiled:
+    """A program table as Python functions (interpreted), counting the time its calls take."""
+
+    def __init__(self, program):
+        self.program = program
+        self.source, self.messages = generate(program)
+        namespace = {"np": np, "CheckFailed": CheckFailed, "_logistic": _logistic}
+        exec(compile(self.source, f"<reversible {program[0][0]}>", "exec"), namespace)
+        self.entry = namespace["f0"]
+        self.native = None  # the Numba version, once compiled
+        self.seconds = 0.0
+
+    def runner(self):
+        if self.native is not None:
+            return self.native
+        if _mode == "numba" or (_mode == "auto" and self.seconds > NUMBA_AFTER_SECONDS):
+            from . import numba_reversible
+
+            self.native = numba_reversible.compiled(self, required=_mode == "numba")
+            if self.native is not None:
+                return self.native
+        return None
+
+
+_COMPILED: dict = {}
+
+
+def compiled(program) -> Compiled:
+    entry = _COMPILED.get(id(program))
+    if entry is not None and entry[0] is program:
+        return entry[1]
+    result = _COMPILED.get(program)
+    if result is None:
+        result = _COMPILED[program] = Compiled(program)
+    _COMPILED[id(program)] = (program, result)
+    return result
+
+
+def _value(array, kind):
+    """A private copy of an argument: Python numbers for float64/int64/bool scalars, arrays copied."""
+    array = np.asarray(array)
+    if array.ndim:
+        return np.array(array, copy=True)
+    if array.dtype == np.float64 or kind == "b" or array.dtype == np.int64:
+        return array.item()
+    return array[()]
+
+
+def execute(program, args):
+    """Run the entry function of `program` on `args`; one array per argument, updated."""
+    compiled_program = compiled(program)
+    types = {v: (k, r) for v, k, r in program[0][2]}
+    values = [_value(a, types[name][0]) for a, name in zip(args, program[0][1])]
+    native = compiled_program.runner()
+    begin = time.perf_counter()
+    try:
+        with np.errstate(all="ignore"):
+            outs = (native or compiled_program.entry)(*values)
+    except CheckFailed as failure:
+        index, shown = failure.args[0], failure.args[1:]
+        raise ReversibilityError(compiled_program.messages[index].format(*[_show(v) for v in shown])) from None
+    except (IndexError, ZeroDivisionError, ValueError, TypeError) as error:
+        raise ExecutionError(f"reversible '{program[0][0]}': {type(error).__name__}: {error}") from None
+    if native is None:
+        compiled_program.seconds += time.perf_counter() - begin
+    results = []
+    for out, arg, name in zip(outs, args, program[0][1]):
+        out = np.asarray(out, dtype=np.asarray(arg).dtype)
+        if out.shape != np.shape(arg):
+            raise ExecutionError(f"reversible '{program[0][0]}': '{name}' came back with shape {out.shape}, it went "
+                                 f"in with {np.shape(arg)} (a whole-array update broadcast it)")
+        results.append(out)
+    return results
+
+
+def _show(value):
+    value = np.asarray(value)
+    return value.item() if value.ndim == 0 else value
+
+
+def _batched(run, args, batch):
+    """`run` on every index of the leading `batch` axes (shared by every argument), stacked."""
+    if batch == 0:
+        return run(args)
+    shape = np.shape(args[0])[:batch]
+    outs = None
+    for index in np.ndindex(*shape):
+        results = run([np.asarray(a)[index] for a in args])
+        if outs is None:
+            outs = [np.empty(shape + r.shape, r.dtype) for r in results]
+        for out, r in zip(outs, results):
+            out[index] = r
+    if outs is None:  # an empty batch: outputs are the inputs' types (reversible) or the float inputs'
+        return None
+    return outs
+
+
+def _run_reversible(*args, program, batch):
+    outs = _batched(lambda a: execute(program, a), args, batch)
+    return [np.array(a, copy=True) for a in args] if outs is None else outs
+
+
+def _run_grad(*args, program, batch):
+    """The cotangents of the float arguments: the adjoint program's entry returns them in the seeds' slots."""
+    adjoint = _adjoint_transform(program)
+    n = len(program[0][1])
+
+    def run(values):
+        return execute(adjoint, values)[n:]
+
+    outs = _batched(run, args, batch)
+    if outs is None:
+        return [np.zeros(np.shape(a), np.asarray(a).dtype) for a in args[n:]]
+    return outs
+
+
+IMPLS["reversible"] = _run_reversible
+IMPLS["reversible_grad"] = _run_grad
