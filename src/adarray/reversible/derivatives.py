@@ -81,6 +81,8 @@ class Symbolic:
 
     @staticmethod
     def pow(a, b):
+        if isinstance(b, float) and b.is_integer() and abs(b) < 2 ** 31:
+            b = int(b)
         if _number(b) and b == 1:
             return a
         if _number(b) and b == 0:
