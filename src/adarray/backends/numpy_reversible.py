@@ -288,7 +288,7 @@ class _Writer:
             for b in elements[:k]:
                 if a[1] == b[1] and a != b:
                     pairs = " and ".join(f"({self.expr(i)}) == ({self.expr(j)})" for i, j in zip(a[2:], b[2:]))
-                    self.fail(indent, pairs, line, f"{what} {_text(a)} and {_text(b)} are the same element "
+                    self.fail(indent, pairs, line, f"{what} {_text(b)} and {_text(a)} are the same element "
                               f"(index {{0}}): one statement must not read and write one element twice",
                               [self.expr(a[2])])
 
@@ -365,7 +365,7 @@ class _Writer:
         if s[5]:
             self.emit(indent, "else:")
             self.block(s[5], indent + 1)
-        if self.check and pre != post:
+        if self.check:
             self.fail(indent, f"bool({self.expr(post)}) != {flag}", line,
                       f"the post-condition `{_text(post)}` is {{0}} after the branch, but the pre-condition "
                       f"`{_text(pre)}` was {{1}}: the branch cannot be undone",

@@ -72,6 +72,40 @@ def names_read(expr, into=None) -> set:
     return into
 
 
+def values_read(expr) -> set:
+    """Variables whose values an expression reads (len(x) and x.shape read only x's shape)."""
+    into = set()
+    if isinstance(expr, str):
+        into.add(expr)
+    elif isinstance(expr, tuple) and expr[0] not in ("len", "shape"):
+        if expr[0] == "index":
+            into.add(expr[1])
+        for operand in expr[(2 if expr[0] == "index" else 1):]:
+            into |= values_read(operand)
+    return into
+
+
+def shapes_read(expr) -> set:
+    """Variables whose shapes an expression reads (len(x), x.shape[k])."""
+    if isinstance(expr, tuple):
+        if expr[0] in ("len", "shape"):
+            return {expr[1]}
+        return set().union(*(shapes_read(o) for o in expr[1:])) if len(expr) > 1 else set()
+    return set()
+
+
+def names_rebound(statements, into=None) -> set:
+    """Variables that may be bound to another array (and so change shape): whole-variable swaps and call
+    arguments."""
+    into = set() if into is None else into
+    for statement in statements:
+        if statement[0] in ("swap", "call"):
+            into |= {t for t in statement_targets(statement) if isinstance(t, str)}
+        for block in blocks(statement):
+            names_rebound(block, into)
+    return into
+
+
 def elements_read(expr, into=None) -> list:
     """The references an expression reads as values: names and ("index", ...) elements, in order."""
     into = [] if into is None else into

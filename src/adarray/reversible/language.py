@@ -23,7 +23,7 @@ import numpy as np
 
 from ..core.errors import ReversibilityError
 from ..kernels.language import CONSTANTS, module_name, resolve_free
-from .ir import invert_block, names_read, names_written
+from .ir import invert_block, names_read, names_rebound, names_written, shapes_read, values_read
 from .markers import marker_name
 from .symbols import check_symbols
 
@@ -355,7 +355,7 @@ class Parser:
                 self.fail(node, "rv.if_ takes (pre, post): the condition before and after the branch")
             return ("if", line, self.expression(test.args[0]), self.expression(test.args[1]), then, orelse)
         condition = self.expression(test)
-        written = sorted(names_read(condition) & names_written(then + orelse))
+        written = sorted(_changed(condition, then + orelse))
         if written:
             self.fail(node, f"the branch writes '{written[0]}', which its condition `{ast.unparse(test)}` reads, so "
                             "the condition cannot choose the branch when running backwards; give the condition "
@@ -383,8 +383,7 @@ class Parser:
         written = names_written(body)
         if var in written:
             self.fail(node, f"the loop body writes the loop variable '{var}'")
-        read = set().union(*(names_read(b) for b in (start, stop, step)))
-        changed = sorted(read & written)
+        changed = sorted(set().union(*(_changed(b, body) for b in (start, stop, step))))
         if changed:
             self.fail(node, f"the loop body writes '{changed[0]}', which the loop bounds `{ast.unparse(call)}` read: "
                             "the inverse loop would run over other indices")
@@ -433,6 +432,11 @@ class Parser:
 
     def variable(self, node: ast.Name) -> str:
         if node.id not in self.locals:
+            found, value = resolve_free(self.fn, node.id)
+            if found:
+                self.fail(node, f"'{node.id}' is a {type(value).__name__} from outside the function: reversible "
+                                "functions read their arguments, ancillas and numeric constants (pass arrays as "
+                                "arguments)")
             self.fail(node, f"'{node.id}' is not an argument or ancilla of this function (reversible functions "
                             "update only their arguments and ancillas)")
         return node.id
@@ -547,6 +551,11 @@ class Parser:
         if op == "square":
             return ("pow", operands[0], 2)
         return (op,) + operands
+
+
+def _changed(expr, statements) -> set:
+    """Variables `expr` reads that `statements` may change (values written, or arrays rebound for len/shape)."""
+    return (values_read(expr) & names_written(statements)) | (shapes_read(expr) & names_rebound(statements))
 
 
 def _references(expr) -> list:

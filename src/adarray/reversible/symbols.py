@@ -58,7 +58,8 @@ class _Scope:
     def statement(self, statement) -> None:
         kind, line = statement[0], statement[1]
         for name in sorted(_reads(statement)):
-            self.use(name, line)
+            if not (kind == "free" and name == statement[2]):  # rv.free reports its own errors
+                self.use(name, line)
         for target in statement_targets(statement):
             name = base_name(target)
             if self.live.get(name, ("",))[0] == "loop" and kind not in ("alloc",):
