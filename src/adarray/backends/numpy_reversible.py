@@ -279,14 +279,17 @@ class _Writer:
         kind, line = s[0], s[1]
         getattr(self, "_" + kind)(s, line, indent)
 
-    def _distinct(self, targets, line, indent, what) -> None:
-        """Elements of one array in one statement must be distinct at run time (syntax cannot tell)."""
+    def _distinct(self, targets, line, indent, what, reads=()) -> None:
+        """The elements a statement writes must differ from each other and from those it reads, at run time too
+        (syntax cannot tell x[i] from x[j] when i == j). Reads may coincide."""
         if not self.check:
             return
         elements = [t for t in targets if isinstance(t, tuple) and t[0] == "index"]
+        written = len(elements)
+        elements += [r for r in reads if isinstance(r, tuple) and r[0] == "index"]
         for k, a in enumerate(elements):
-            for b in elements[:k]:
-                if a[1] == b[1] and a != b:
+            for b in elements[:min(k, written)]:
+                if a[1] == b[1] and a != b and len(a) == len(b):
                     pairs = " and ".join(f"({self.expr(i)}) == ({self.expr(j)})" for i, j in zip(a[2:], b[2:]))
                     self.fail(indent, pairs, line, f"{what} {_text(b)} and {_text(a)} are the same element "
                               f"(index {{0}}): one statement must not read and write one element twice",
@@ -294,8 +297,7 @@ class _Writer:
 
     def _update(self, s, line, indent) -> None:
         if s[0] in ("inc", "dec", "xor") and isinstance(s[2], tuple):
-            reads = _elements(s[3])
-            self._distinct([s[2]] + reads, line, indent, "the target and the value:")
+            self._distinct([s[2]], line, indent, "the target and the value:", _elements(s[3]))
         self.emit(indent, f"{self.expr(s[2])} {_UPDATE[s[0]]} {self.expr(s[3])}")
 
     _inc = _dec = _xor = _mul = _div = _update
@@ -325,10 +327,11 @@ class _Writer:
     def init_source(self, name, init) -> str:
         if isinstance(init, tuple) and init[0] == "zeros":
             return f"np.zeros(({''.join(self.expr(d) + ', ' for d in init[1:])}))"
+        kind, rank = self.types[name]
         if isinstance(init, tuple) and init[0] == "zeros_like":
-            return f"np.zeros({self.names[init[1]]}.shape)" if self.types[name][0] == "f" else \
-                f"np.zeros_like({self.names[init[1]]})"
-        kind = self.types[name][0]
+            if rank:
+                return f"np.zeros_like({self.expr(init[1])})"
+            init = 0
         return _literal(float(init) if kind == "f" else bool(init) if kind == "b" else int(init))
 
     def _alloc(self, s, line, indent) -> None:

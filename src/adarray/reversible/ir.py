@@ -15,7 +15,7 @@ Statements: (kind, line, ...operands); `line` is the source line, for messages.
     ("mul", l, t, c)   t *= c        ("div", l, t, c)   t /= c        (c a non-zero constant)
     ("swap", l, a, b)  ("neg", l, a) ("rot", l, a, b, theta): (a, b) <- (a cos - b sin, b cos + a sin)
     ("call", l, f, (a1, a2, ...))   the reversible function f on the targets a1... (updated in place)
-    ("alloc", l, t, init)  ("free", l, t, init)   init: a number, ("zeros", n1, ...), ("zeros_like", "x")
+    ("alloc", l, t, init)  ("free", l, t, init)   init: a number, ("zeros", n1, ...), ("zeros_like", e)
     ("if", l, pre, post, then, else)     then/else are tuples of statements; post == pre after the branch
     ("for", l, i, start, stop, step, reverse, body)    reverse: walk range(start, stop, step) backwards
     ("while", l, pre, post, body)        post false on entry, true after every iteration
@@ -95,11 +95,11 @@ def shapes_read(expr) -> set:
 
 
 def names_rebound(statements, into=None) -> set:
-    """Variables that may be bound to another array (and so change shape): whole-variable swaps and call
-    arguments."""
+    """Variables a statement binds to another array, changing their shape: whole-variable swaps. (A callee that
+    swaps its arguments can too: the run-time check of the loop bounds catches that.)"""
     into = set() if into is None else into
     for statement in statements:
-        if statement[0] in ("swap", "call"):
+        if statement[0] == "swap":
             into |= {t for t in statement_targets(statement) if isinstance(t, str)}
         for block in blocks(statement):
             names_rebound(block, into)
@@ -250,7 +250,7 @@ def _init_text(init) -> str:
     if isinstance(init, tuple) and init[0] == "zeros":
         return f"zeros(({', '.join(expr_text(n) for n in init[1:])},))"
     if isinstance(init, tuple) and init[0] == "zeros_like":
-        return f"zeros_like({init[1]})"
+        return f"zeros_like({expr_text(init[1])})"
     return repr(init)
 
 

@@ -94,6 +94,8 @@ class Parser:
         function = source.function
         self.args = [a.arg for a in function.args.posonlyargs + function.args.args]
         self.locals = set(self.args)
+        self.loop_variables: list[str] = []
+        self.allocations: dict = {}  # ancilla -> its initial value, as allocated
         for node in ast.walk(function):
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                 self.locals.add(node.targets[0].id)
@@ -252,7 +254,9 @@ class Parser:
                             f"with +=")
         if len(call.args) != 1 or call.keywords:
             self.fail(node, "rv.alloc takes one argument: the ancilla's initial value (a constant)")
-        return ("alloc", line, name, self.initial_value(call.args[0], node))
+        init = self.initial_value(call.args[0], node)
+        self.allocations[name] = init
+        return ("alloc", line, name, init)
 
     def initial_value(self, node, owner):
         constant = self.constant(node)
@@ -303,15 +307,27 @@ class Parser:
                                "if_": "write `if rv.if_(pre, post):`", "while_": "write `while rv.while_(pre, post):`"}
                             [marker])
         callee = self.callee(call.func, call)
-        # A constant argument is passed in an ancilla holding it, and rv.free checks the callee left it unchanged.
-        constants = {k: self.constant(a) for k, a in enumerate(call.args) if self.constant(a) is not None}
-        names = {k: f"%{line}.{k}" for k in constants}
-        arguments = [ast.Name(names[k]) if k in constants else a for k, a in enumerate(call.args)]
-        self.locals |= set(names.values())
+        # An argument that is not a variable or element (a constant, a loop variable, an expression) is passed in an
+        # ancilla holding its value; rv.free afterwards checks that the callee left it unchanged.
+        before, after, arguments = [], [], []
+        for k, arg in enumerate(call.args):
+            constant = self.constant(arg)
+            passed = isinstance(arg, ast.Subscript) or (isinstance(arg, ast.Name) and arg.id not in self.loop_variables)
+            if constant is None and passed:
+                arguments.append(arg)
+                continue
+            name = f"%{line}.{k}"
+            self.locals.add(name)
+            arguments.append(ast.Name(name))
+            if constant is not None:
+                before.append(("alloc", line, name, constant))
+                after[:0] = [("free", line, name, constant)]
+            else:
+                value = self.expression(arg)
+                before += [("alloc", line, name, ("zeros_like", value)), ("inc", line, name, value)]
+                after[:0] = [("dec", line, name, value), ("free", line, name, ("zeros_like", value))]
         targets = self.targets(ast.Call(call.func, arguments, []), len(arguments), call)
-        allocs = [("alloc", line, names[k], constants[k]) for k in constants]
-        frees = [("free", line, names[k], constants[k]) for k in constants]
-        return allocs + [("call", line, callee, targets)] + frees
+        return before + [("call", line, callee, targets)] + after
 
     def callee(self, func, call) -> str:
         """The name of the reversible function a call statement calls ('~g' for rv.invert(g))."""
@@ -338,13 +354,18 @@ class Parser:
         if not isinstance(call.args[0], ast.Name):
             self.fail(call, "rv.free releases an ancilla (a variable made by rv.alloc)")
         name = self.variable(call.args[0])
+        # An array ancilla is released in the shape it was allocated in (the inverse allocates it again).
+        allocated = self.allocations.get(name)
+        zero = allocated if isinstance(allocated, tuple) else 0
         constant = self.constant(call.args[1])
-        if constant is not None:
+        if constant is not None and not isinstance(allocated, tuple):
             return [("free", line, name, constant)]
+        if constant is not None and constant == 0:
+            return [("free", line, name, zero)]
         value = self.expression(call.args[1])
         if name in names_read(value):
             self.fail(call, f"`{ast.unparse(call)}`: the value reads the ancilla itself")
-        return [("dec", line, name, value), ("free", line, name, 0)]  # free(t, e) is t -= e; free(t, 0)
+        return [("dec", line, name, value), ("free", line, name, zero)]  # free(t, e) is t -= e; free(t, 0)
 
     def branch(self, node: ast.If, line):
         then = self.block(node.body, node)
@@ -378,7 +399,9 @@ class Parser:
         start, stop, step = ([0] + bounds + [1])[:3] if len(bounds) == 1 else (bounds + [1])[:3]
         if isinstance(step, (int, float)) and step == 0:
             self.fail(node, "range() step must not be zero")
+        self.loop_variables.append(node.target.id)
         body = self.block(node.body, node)
+        self.loop_variables.pop()
         var = node.target.id
         written = names_written(body)
         if var in written:

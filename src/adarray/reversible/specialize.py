@@ -172,7 +172,7 @@ class _Typer:
                     self.fail(line, f"the shape `{expr_text(dim)}` of zeros(...) is not an integer")
             return ("f", len(init) - 1)
         if isinstance(init, tuple) and init[0] == "zeros_like":
-            return self.types[init[1]]
+            return self.expr(init[1], line)
         return self.expr(init, line)
 
     def call(self, s):

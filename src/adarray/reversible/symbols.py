@@ -10,7 +10,7 @@ def _init_names(init) -> set:
     if isinstance(init, tuple) and init[0] == "zeros":
         return set().union(*(names_read(n) for n in init[1:])) if len(init) > 1 else set()
     if isinstance(init, tuple) and init[0] == "zeros_like":
-        return {init[1]}
+        return names_read(init[1])
     return set()
 
 
