@@ -348,7 +348,7 @@ class _Writer:
         if kind == "f":
             gap = f"np.max(np.abs({var} - {expected}))" if rank else f"abs({var} - {expected})"
             condition = f"not ({gap} <= {self.atol!r})" if not rank else f"{var}.size and not ({gap} <= {self.atol!r})"
-            shown = gap
+            shown = gap if rank else var
         else:
             condition = f"np.any({var} != {expected})" if rank else f"{var} != {expected}"
             shown = var
