@@ -109,7 +109,8 @@ def test_second_order_through_a_reversible_call():
     g = lambda x: mixed_array(0.1, x, w, 2)[0]  # noqa: E731
     want = ad.hessian(g)(x)
     for label, transform in (("hessian", ad.hessian), ("rev(rev)", lambda f: ad.jacrev(ad.jacrev(f))),
-                             ("fwd(rev)", lambda f: ad.jacfwd(ad.jacrev(f))), ("fwd(fwd)", lambda f: ad.jacfwd(ad.jacfwd(f)))):
+                             ("fwd(rev)", lambda f: ad.jacfwd(ad.jacrev(f))),
+                             ("fwd(fwd)", lambda f: ad.jacfwd(ad.jacfwd(f)))):
         np.testing.assert_allclose(transform(f)(x), want, rtol=1e-9, atol=1e-11, err_msg=label)
     np.testing.assert_allclose(ad.grad(lambda x: ad.grad(f)(x) @ w)(x), want @ w, rtol=1e-9, atol=1e-11)
 

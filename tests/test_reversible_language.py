@@ -95,7 +95,7 @@ def test_missing_double_and_unallocated_free():
     rejected(free_argument, "rv.free of the argument 'y'")
 
     def missing_in_loop(y, n):
-        for i in range(n):
+        for _i in range(n):
             t = rv.alloc(0.0)
             t += y
     rejected(missing_in_loop, "missing rv.free", "loop body")
@@ -111,9 +111,9 @@ def test_use_after_free():
 
 def test_loop_bounds_written_by_the_body():
     def f(y, n):
-        for i in range(n):
+        for _i in range(n):
             n += 1
-    rejected(f, "writes 'n', which the loop bounds", f"line {_line(f, 'for i')}")
+    rejected(f, "writes 'n', which the loop bounds", f"line {_line(f, 'for _i')}")
 
     def g(y, n):
         for i in range(n):
