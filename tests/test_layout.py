@@ -23,7 +23,7 @@ ALLOWED = {
     "scipy": {"core", "tracing", "primitives", "transforms", "passes", "control", "parallel", "numpy", "scipy"},
     "reversible": {"core", "tracing", "primitives", "transforms", "passes", "backends", "control", "numpy",
                    "kernels"},
-    "sparse": {"core", "primitives", "numpy", "parallel", "reversible", "tree_util", "api", "sparse"},
+    "sparse": {"core", "tracing", "numpy", "parallel", "reversible"},
 }
 
 

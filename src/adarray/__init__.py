@@ -13,6 +13,7 @@ from . import (
     nn,  # noqa: F401  (activations and losses, as jax.nn)
     numpy,  # noqa: F401  (registers the array methods of tracers)
     reversible,  # noqa: F401  (reversible programs: rv.reversible, rv.invert, rv.grad)
+    sparse,  # noqa: F401  (CSR and COO matrices with differentiable values)
     tree_util,  # noqa: F401  (pytrees for users: ad.tree_util.tree_map, register_dataclass, ...)
 )
 from . import primitives as _primitives  # noqa: F401  (registers every primitive)
@@ -62,5 +63,5 @@ __all__ = [
     "stop_gradient", "value_and_grad", "vjp", "vmap", "kernel", "coarsen",
     "tree_util",
     "fixed_point",
-    "ReversibilityError", "reversible",
+    "ReversibilityError", "reversible", "sparse",
 ]
