@@ -373,3 +373,34 @@ def test_gmm_objective():
         np.testing.assert_allclose(got, want, rtol=1e-11, atol=1e-12)
     difference = central_difference(lambda a: float(gmm_objective(0.0, a, means, icf, x, gamma, m)[0]), alphas)
     np.testing.assert_allclose(grads[1], difference, rtol=1e-6)
+
+
+# --- sparse dot and mat-vec (the reversible kernels of adarray.sparse) ------------------------------------
+
+def test_sparse_dot_and_matvec():
+    import scipy.sparse
+
+    import adarray.sparse as sp
+    from adarray.sparse import kernels
+
+    S = scipy.sparse.random(9, 7, density=0.3, format="csr", random_state=3)
+    T = scipy.sparse.random(9, 7, density=0.4, format="csr", random_state=4)
+    v = RNG.standard_normal(7)
+    y = kernels.csr_matvec(np.zeros(9), S.data, S.indices, S.indptr, v)[0]
+    np.testing.assert_allclose(y, S @ v, rtol=1e-14)
+    back = rv.invert(kernels.csr_matvec)(y, S.data, S.indices, S.indptr, v)
+    np.testing.assert_allclose(back[0], 0.0, atol=1e-15)
+    rows = np.repeat(np.arange(9), np.diff(S.indptr))
+    grads = ad.grad(lambda d, v: anp.sum(kernels.csr_matvec(np.zeros(9), d, S.indices, S.indptr, v)[0] ** 2),
+                    argnums=(0, 1))(S.data, v)
+    dense = lambda d, v: anp.sum((anp.zeros((9, 7)).at[rows, S.indices].add(d) @ v) ** 2)  # noqa: E731
+    for got, want in zip(grads, ad.grad(dense, argnums=(0, 1))(S.data, v)):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    previous = sp.set_method("reversible")
+    try:
+        A, B = sp.CSR.from_scipy(S), sp.CSR.from_scipy(T)
+        assert sp.dot(A, B) == pytest.approx(S.multiply(T).sum(), rel=1e-13)
+        gradient = ad.grad(lambda d: sp.dot(sp.CSR(d, A.indices, A.indptr, A.shape), B))(A.data)
+        np.testing.assert_allclose(gradient, np.asarray(T[rows, S.indices]).ravel())
+    finally:
+        sp.set_method(previous)
