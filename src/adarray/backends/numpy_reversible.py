@@ -439,6 +439,8 @@ class Compiled:
         self.seconds = 0.0
 
     def runner(self):
+        if _mode == "numpy":
+            return None
         if self.native is not None:
             return self.native
         if _mode == "numba" or (_mode == "auto" and self.seconds > NUMBA_AFTER_SECONDS):
