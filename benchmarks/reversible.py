@@ -232,12 +232,26 @@ def traced_peak(fn):
 
 # --- loop ------------------------------------------------------------------------------------------------------
 
+def timed_peak(fn):
+    """(seconds, peak MB) of one call: the growth of the resident set while it runs."""
+    box = {}
+
+    def run():
+        begin = time.perf_counter()
+        box["result"] = fn()
+        box["seconds"] = time.perf_counter() - begin
+
+    gc.collect()
+    peak = peak_memory_mb(run)
+    return box["seconds"], peak, box["result"]
+
+
 def loop_section(steps, peers):
     rng = np.random.default_rng(0)
     q0, p0 = rng.standard_normal(STATE), rng.standard_normal(STATE)
-    state_bytes = 2 * STATE * 8
+    state_mb = 2 * STATE * 8 / 2 ** 20
     print(f"\n## loop: leapfrog, {2 * STATE:,}-element state, {steps:,} steps, gradient of sum(q_T^2) by (q_0, p_0)\n")
-    print("| method | seconds | peak MB (RSS) | states held (tracemalloc) | time / checkpoint=\"all\" | check |")
+    print("| method | seconds | peak MB | states (peak / 8 kB) | time / checkpoint=\"all\" | check |")
     print("|---|---|---|---|---|---|", flush=True)
 
     def reversible_gradient(n):
@@ -250,37 +264,31 @@ def loop_section(steps, peers):
         with backend(mode):
             reversible_gradient(10)(q0, p0)  # tracing, and compilation for Numba, on a short run
             gradient = reversible_gradient(steps)
-            begin = time.perf_counter()
-            result = gradient(q0, p0)
-            seconds = time.perf_counter() - begin
-            peak = peak_memory_mb(lambda: gradient(q0, p0))
-            held = traced_peak(lambda: gradient(q0, p0)) / state_bytes if mode == "numpy" else None
+            seconds, peak, result = timed_peak(lambda gradient=gradient: gradient(q0, p0))
+            if mode == "numpy":
+                traced = traced_peak(lambda: reversible_gradient(min(steps, 2_000))(q0, p0)) / 2 ** 20 / state_mb
+                label += f" (tracemalloc: {traced:.1f} states)"
         reference = result if reference is None else reference
-        rows.append((label, seconds, peak, held, check(label, result, reference)))
+        rows.append((label, seconds, peak, check(label, result, reference)))
     for policy in ("all", 100, "binomial"):
         def loss(q, p, policy=policy):
             (q, _), _ = ad.fold(leapfrog_body, (q, p), length=steps, checkpoint=policy)
             return anp.sum(q ** 2)
 
         gradient = ad.jit(ad.grad(loss, argnums=(0, 1)))
-        gc.collect()
-        begin = time.perf_counter()
-        result = gradient(q0, p0)  # tracing included: a few ms against seconds of work
-        seconds = time.perf_counter() - begin
-        peak = peak_memory_mb(lambda gradient=gradient: gradient(q0, p0)) if policy != "all" or steps <= 20_000 \
-            else None
-        held = traced_peak(lambda gradient=gradient: gradient(q0, p0)) / state_bytes if steps <= 20_000 else None
-        rows.append((f'ad.fold, checkpoint={policy!r}'.replace("'", '"'), seconds, peak, held,
+        seconds, peak, result = timed_peak(lambda gradient=gradient: gradient(q0, p0))  # tracing: ms of seconds
+        rows.append((f'ad.fold, checkpoint={policy!r}'.replace("'", '"'), seconds, peak,
                      check(f"fold {policy}", result, reference)))
     if peers and importlib.util.find_spec("jax") is not None:
         rows.append(_jax_loop(q0, p0, steps, reference))
     all_seconds = next(r[1] for r in rows if r[0].endswith('"all"'))
-    for label, seconds, peak, held, verdict in rows:
-        print(f"| {label} | {seconds:.2f} | {_mb(peak)} | {'n/a' if held is None else f'{held:.1f}'} | "
-              f"{seconds / all_seconds:.2f}x | {verdict} |", flush=True)
-    print("\nStates held: tracemalloc's peak during one gradient call divided by one state (q and p, 8 kB); "
-          "n/a where tracemalloc cannot see the allocations (Numba's, XLA's) or the run is too long to trace twice. "
-          "Peak MB: growth of the resident set during one call (a second call, after a first one of the same length).")
+    for label, seconds, peak, verdict in rows:
+        print(f"| {label} | {seconds:.2f} | {_mb(peak)} | {peak / state_mb:.0f} | {seconds / all_seconds:.2f}x | "
+              f"{verdict} |", flush=True)
+    print("\nOne gradient call each (after a warm-up that traces and compiles). Peak MB: growth of the resident set "
+          "during the call (VmHWM); states: that peak in units of one state (q and p, 8 kB), so about the number of "
+          "states the method keeps alive. tracemalloc's count for the interpreter (2,000 steps) includes the "
+          "cotangents and the temporaries of one statement.")
 
 
 def _mb(value):
@@ -306,12 +314,8 @@ def _jax_loop(q0, p0, steps, reference):
 
     gradient = jax.jit(jax.grad(loss, argnums=(0, 1)))
     jax.block_until_ready(gradient(q0, p0))
-    begin = time.perf_counter()
-    result = jax.block_until_ready(gradient(q0, p0))
-    seconds = time.perf_counter() - begin
-    peak = peak_memory_mb(lambda: jax.block_until_ready(gradient(q0, p0)))
-    return ("JAX jit(grad(lax.scan))", seconds, peak, None,
-            check("jax", [np.asarray(r) for r in result], reference))
+    seconds, peak, result = timed_peak(lambda: jax.block_until_ready(gradient(q0, p0)))
+    return ("JAX jit(grad(lax.scan))", seconds, peak, check("jax", [np.asarray(r) for r in result], reference))
 
 
 # --- bessel ----------------------------------------------------------------------------------------------------
@@ -352,8 +356,9 @@ def sparse_section(quick):
         T = scipy.sparse.random(size, size, density=density, format="csr", random_state=3)
         A, B, v = sp.CSR.from_scipy(S), sp.CSR.from_scipy(T), rng.standard_normal(size)
         operations = {
-            "dot(A, B)": (lambda d: sp.dot(sp.CSR(d, A.indices, A.indptr, A.shape), B), (A.data,), (0,)),
-            "A @ v": (lambda d, v: anp.sum((sp.CSR(d, A.indices, A.indptr, A.shape) @ v) ** 2), (A.data, v), (0, 1)),
+            "dot(A, B)": (lambda d, A=A, B=B: sp.dot(sp.CSR(d, A.indices, A.indptr, A.shape), B), (A.data,), (0,)),
+            "A @ v": (lambda d, v, A=A: anp.sum((sp.CSR(d, A.indices, A.indptr, A.shape) @ v) ** 2), (A.data, v),
+                      (0, 1)),
         }
         for name, (fn, args, argnums) in operations.items():
             reference = None

@@ -404,3 +404,25 @@ def test_sparse_dot_and_matvec():
         np.testing.assert_allclose(gradient, np.asarray(T[rows, S.indices]).ravel())
     finally:
         sp.set_method(previous)
+
+
+# --- the language page runs as written ---------------------------------------------------------------------
+
+def test_the_language_page_runs_as_written():
+    import linecache
+    import pathlib
+    import re
+
+    page = pathlib.Path(__file__).resolve().parents[1] / "docs" / "reversible.md"
+    blocks = re.findall(r"^```python\n(.*?)^```", page.read_text(), re.S | re.M)
+    assert len(blocks) >= 4
+    namespace = {"__name__": "reversible_md"}
+    for index, block in enumerate(blocks):
+        filename = f"docs/reversible.md python block {index + 1}"
+        linecache.cache[filename] = (len(block), None, block.splitlines(True), filename)  # sources for the parser
+        exec(compile(block, filename, "exec"), namespace)
+    np.testing.assert_allclose(namespace["out"][:2], (3.0, 9.0))
+    np.testing.assert_allclose(namespace["g"][2], np.array([1.0, 2.0, 2.0]) / 3.0)
+    assert namespace["stats"] == (27, 5)
+    assert namespace["fibonacci_pair"](0, 1, 10)[:2] == (55, 89)
+    assert namespace["hypot"](0.0, 3.0, 4.0)[0] == 5.0
