@@ -286,3 +286,44 @@ def _leaky(y, x):
     t += x
     y += t
     rv.free(t, 0.0)
+
+
+# --- calls, and the command line -----------------------------------------------------------------------------
+
+def test_closed_over_and_recursive_calls():
+    @rv.reversible
+    def inner(y, x):
+        y += 2.0 * x
+
+    @rv.reversible
+    def outer(y, x, n):
+        if n > 0:
+            inner(y, x)
+            m = rv.alloc(0)
+            m += n - 1
+            outer(y, x, m)
+            rv.free(m, n - 1)
+
+    assert outer(0.0, 1.5, 4)[0] == 12.0
+    assert rv.invert(outer)(12.0, 1.5, 4)[0] == 0.0
+    assert ad.grad(lambda x: outer(0.0, x, 4)[0])(1.5) == 8.0
+
+
+def test_adarray_ir_prints_the_reversible_equation(tmp_path, capsys):
+    from adarray.cli import main
+
+    source = tmp_path / "model.py"
+    source.write_text(
+        "import adarray.numpy as anp\n"
+        "import adarray.reversible as rv\n\n\n"
+        "@rv.reversible\n"
+        "def norm(res, y, x):\n"
+        "    for i in range(len(x)):\n"
+        "        y += x[i] ** 2\n"
+        "    res += anp.sqrt(y)\n\n\n"
+        "def loss(x):\n"
+        "    return norm(0.0, 0.0, x)[0]\n")
+    assert main(["ir", f"{source}:loss", "--shapes", "f64[3]"]) == 0
+    out = capsys.readouterr().out
+    assert "= reversible[batch=0, program=((norm, (res, y, x)" in out
+    assert "reversible_grad[" in out  # the gradient program

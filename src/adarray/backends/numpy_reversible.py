@@ -461,6 +461,8 @@ def compiled(program) -> Compiled:
         return entry[1]
     result = _COMPILED.get(program)
     if result is None:
+        if len(_COMPILED) > 2048:  # programs of a long session: keep the memory bounded
+            _COMPILED.clear()
         result = _COMPILED[program] = Compiled(program)
     _COMPILED[id(program)] = (program, result)
     return result
