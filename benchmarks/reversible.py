@@ -13,9 +13,10 @@ loop    A leapfrog integrator of 1,000 anharmonic oscillators (q, p of 500 each)
         the 8 kB of one state).
 bessel  J_2(1) by its series with a reversible while: gradient / primal for the interpreter and Numba (NiLang's
         paper: 53 ns call, 231 ns gradient, zero allocation).
-sparse  1000 x 1000 CSR matrices, density 0.01 and 0.05: sparse.dot(A, B) (two patterns) and A @ v, forward and
-        gradient with respect to the stored values (and v), for the "index" method (gathers and segment_sum) and
-        the "reversible" one (reversible kernels, interpreted and Numba). NiLang: backward / forward 1.6-2.8.
+sparse  1000 x 1000 CSR matrices, density 0.01 and 0.05: sparse.dot(A, B)^2 (two patterns) and sum((A @ v)^2),
+        forward and gradient with respect to the stored values (and v), for the "index" method (gathers and
+        segment_sum) and the "reversible" one (reversible kernels, interpreted and Numba). NiLang: backward /
+        forward 1.6-2.8.
 gmm     ADBench's GMM objective (n = 1000 points, d = 2, K = 5) written reversibly (scalar loops), objective
         and gradient, interpreted and Numba, next to the array program under ad.grad.
 Checks: every gradient against a reference (the interpreter's, or the array program's), at most 1e-8 relative;
@@ -356,9 +357,11 @@ def sparse_section(quick):
         T = scipy.sparse.random(size, size, density=density, format="csr", random_state=3)
         A, B, v = sp.CSR.from_scipy(S), sp.CSR.from_scipy(T), rng.standard_normal(size)
         operations = {
-            "dot(A, B)": (lambda d, A=A, B=B: sp.dot(sp.CSR(d, A.indices, A.indptr, A.shape), B), (A.data,), (0,)),
-            "A @ v": (lambda d, v, A=A: anp.sum((sp.CSR(d, A.indices, A.indptr, A.shape) @ v) ** 2), (A.data, v),
-                      (0, 1)),
+            # squared: the gradient of a linear function is a constant, which the simplifier would fold away
+            "dot(A, B)^2": (lambda d, A=A, B=B: sp.dot(sp.CSR(d, A.indices, A.indptr, A.shape), B) ** 2, (A.data,),
+                            (0,)),
+            "sum((A @ v)^2)": (lambda d, v, A=A: anp.sum((sp.CSR(d, A.indices, A.indptr, A.shape) @ v) ** 2),
+                               (A.data, v), (0, 1)),
         }
         for name, (fn, args, argnums) in operations.items():
             reference = None
