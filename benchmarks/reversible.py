@@ -42,7 +42,6 @@ import adarray as ad
 import adarray.numpy as anp
 import adarray.reversible as rv
 import adarray.sparse as sp
-from adarray.backends import numpy_reversible
 
 from .adbench.harness import peak_memory_mb
 
@@ -195,10 +194,10 @@ class backend:
         self.mode = mode
 
     def __enter__(self):
-        self.previous = numpy_reversible.set_reversible_backend(self.mode)
+        self.previous = rv.set_reversible_backend(self.mode)
 
     def __exit__(self, *exc):
-        numpy_reversible.set_reversible_backend(self.previous)
+        rv.set_reversible_backend(self.previous)
 
 
 def best_time(fn, *args, min_total=0.3, max_repeats=50):

@@ -10,7 +10,7 @@ import pytest
 import adarray as ad
 import adarray.numpy as anp
 import adarray.reversible as rv
-from adarray.backends import numpy_reversible
+from adarray.backends.numpy import reversible as numpy_reversible
 
 RNG = np.random.default_rng(5)
 
@@ -167,12 +167,12 @@ def _gradient_peak(steps):
 
 
 def test_gradient_of_a_long_loop_holds_a_constant_number_of_states():
-    previous = numpy_reversible.set_reversible_backend("numpy")  # tracemalloc sees the interpreter's allocations
+    previous = rv.set_reversible_backend("numpy")  # tracemalloc sees the interpreter's allocations
     try:
         short_peak, _ = _gradient_peak(100)
         long_peak, (dq, dp, _) = _gradient_peak(100_000)
     finally:
-        numpy_reversible.set_reversible_backend(previous)
+        rv.set_reversible_backend(previous)
     assert long_peak < 20_000 and long_peak < short_peak + 4_000, (short_peak, long_peak)  # a tape: >= 1.6 MB
     h = 1e-6
     difference = (anharmonic(0.5 + h, 0.1, 100_000)[0] - anharmonic(0.5 - h, 0.1, 100_000)[0]) / (2 * h)
@@ -190,7 +190,7 @@ def test_one_equation_in_the_ir_that_prints_and_parses():
     gradient = ad.make_ir(ad.grad(lambda x: anp.sum(pendulum_chain(x, x, 0.1, 4)[0])))(x)
     assert "reversible_grad[" in str(gradient)
     parsed = ad.parse_program(str(gradient))
-    from adarray.backends.numpy_backend import compile_program
+    from adarray.backends.numpy import compile_program
     np.testing.assert_allclose(compile_program(parsed)(x)[0], ad.grad(lambda x: anp.sum(
         pendulum_chain(x, x, 0.1, 4)[0]))(x), rtol=1e-14)
 
@@ -244,9 +244,9 @@ def test_bennett_example_of_the_issue_and_odd_lengths():
 def numba_backend():
     if importlib.util.find_spec("numba") is None:
         pytest.skip("numba is not installed")
-    previous = numpy_reversible.set_reversible_backend("numba")
+    previous = rv.set_reversible_backend("numba")
     yield
-    numpy_reversible.set_reversible_backend(previous)
+    rv.set_reversible_backend(previous)
 
 
 @rv.reversible

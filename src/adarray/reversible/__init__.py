@@ -17,20 +17,18 @@ The language (language.py, docs/reversible.md) is checked when a function is dec
 `reversible` equation in the IR (primitive.py) whose derivative rules are source transformations of the
 statement IR (derivatives.py): forward mode, and reverse mode that runs the inverse program while propagating
 cotangents, so no intermediate state is stored. Programs run as generated Python over NumPy values
-(backends/numpy_reversible.py) or, with Numba, as native loops (backends/numba_reversible.py).
+(backends/numpy/reversible.py) or, with Numba, as native loops (backends/numba/reversible.py).
 """
-from ..backends import numpy_reversible as _numpy_reversible
-from ..backends.numpy_reversible import reversible_backend, set_reversible_backend
 from ..core.errors import ReversibilityError
 from .bennett import BennettStats, bennett
+from .execution import reversible_backend, set_reversible_backend
 from .function import ReversibleFunction, grad, invert, reversible
 from .ir import program_text
 from .markers import alloc, compute, free, if_, neg, rot, swap, uncompute, while_
-from .primitive import adjoint_of, reversible_grad_p, reversible_p
+from .primitive import reversible_grad_p, reversible_p
 from .samples import gradient_cases as _gradient_cases
 from .samples import reversible_cases as _reversible_cases
 
-_numpy_reversible.set_adjoint_transform(adjoint_of)
 reversible_p.sample = _reversible_cases
 reversible_grad_p.sample = _gradient_cases
 

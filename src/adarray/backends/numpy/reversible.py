@@ -9,27 +9,23 @@ program table, run by the Python interpreter over NumPy scalars and arrays.
 The checks (ancillas restored, if post-conditions, while post-conditions, unchanged loop bounds, distinct
 elements in one statement) raise CheckFailed(k, values) in the generated code; the runner turns it into a
 ReversibilityError from the k-th message, which names the function, the line, the variable and the values.
-`reversible_grad` runs the adjoint program (gradient by reverse computing), which adarray.reversible derives
-and registers here through `set_adjoint_transform`. The same source, decorated with numba.njit, is what
-numba_reversible compiles: with Numba installed, programs whose interpreted calls are slow (or every program,
-with set_reversible_backend("numba")) run as native loops. Arguments are copied before the first statement, so
+`reversible_grad` runs the adjoint program (gradient by reverse computing: reversible/derivatives.py). The
+same source, decorated with numba.njit, is what backends/numba/reversible.py compiles: with Numba installed,
+programs whose interpreted calls are slow (or every program, with rv.set_reversible_backend("numba"), see
+reversible/execution.py) run as native loops. Arguments are copied before the first statement, so
 the caller's arrays are never written.
 """
 from __future__ import annotations
 
-import os
 import time
 
 import numpy as np
 
-from ..core.errors import ExecutionError, ReversibilityError
-from ..core.primitive import IMPLS
-
-_MODES = ("auto", "numpy", "numba")
-_mode = os.environ.get("ADARRAY_REVERSIBLE_BACKEND", "auto")
-# In "auto", a program is compiled by Numba once one of its interpreted calls has taken this long (a compilation
-# costs about a second; many short calls, as in the tests, never pay it).
-NUMBA_AFTER_SECONDS = 0.25
+from ...core.errors import ExecutionError, ReversibilityError
+from ...reversible import execution
+from ...reversible.primitive import adjoint_of, reversible_grad_p, reversible_p
+from ..numba import reversible as numba_reversible
+from .registry import impl
 
 _UNARY = {"neg": "(-{0})", "not": "(not {0})", "exp": "np.exp({0})", "log": "np.log({0})", "log1p": "np.log1p({0})",
           "expm1": "np.expm1({0})", "sqrt": "np.sqrt({0})", "sin": "np.sin({0})", "cos": "np.cos({0})",
@@ -43,29 +39,6 @@ _BINARY = {"add": "({0} + {1})", "sub": "({0} - {1})", "mul": "({0} * {1})", "di
            "maximum": "np.maximum({0}, {1})", "minimum": "np.minimum({0}, {1})", "arctan2": "np.arctan2({0}, {1})",
            "logaddexp": "np.logaddexp({0}, {1})", "hypot": "np.hypot({0}, {1})"}
 _UPDATE = {"inc": "+=", "dec": "-=", "xor": "^=", "mul": "*=", "div": "/="}
-
-_adjoint_transform = None  # program -> adjoint program; set by adarray.reversible
-
-
-def set_adjoint_transform(transform) -> None:
-    global _adjoint_transform
-    _adjoint_transform = transform
-
-
-def set_reversible_backend(mode: str) -> str:
-    """How reversible programs run: 'auto' (Numba for programs whose interpreted calls are slow, when installed),
-    'numpy' (always interpreted) or 'numba' (always compiled; an error without numba). Returns the old mode.
-    'auto' compiles a program after one of its interpreted calls took NUMBA_AFTER_SECONDS (0.25 s)."""
-    global _mode
-    if mode not in _MODES:
-        raise ValueError(f"the reversible backend must be one of {_MODES}, got {mode!r}")
-    previous, _mode = _mode, mode
-    return previous
-
-
-def reversible_backend() -> str:
-    return _mode
-
 
 class CheckFailed(Exception):
     """Raised by generated code: args = (message index, values...)."""
@@ -441,14 +414,13 @@ class Compiled:
         self.seconds = 0.0
 
     def runner(self):
-        if _mode == "numpy":
+        mode = execution.reversible_backend()
+        if mode == "numpy":
             return None
         if self.native is not None:
             return self.native
-        if _mode == "numba" or (_mode == "auto" and self.seconds > NUMBA_AFTER_SECONDS):
-            from . import numba_reversible
-
-            self.native = numba_reversible.compiled(self, required=_mode == "numba")
+        if mode == "numba" or (mode == "auto" and self.seconds > execution.NUMBA_AFTER_SECONDS):
+            self.native = numba_reversible.compiled(self, required=mode == "numba")
             if self.native is not None:
                 return self.native
         return None
@@ -529,14 +501,16 @@ def _batched(run, args, batch):
     return outs
 
 
+@impl(reversible_p)
 def _run_reversible(*args, program, batch):
     outs = _batched(lambda a: execute(program, a), args, batch)
     return [np.array(a, copy=True) for a in args] if outs is None else outs
 
 
+@impl(reversible_grad_p)
 def _run_grad(*args, program, batch):
     """The cotangents of the float arguments: the adjoint program's entry returns them in the seeds' slots."""
-    adjoint = _adjoint_transform(program)
+    adjoint = adjoint_of(program)
     n = len(program[0][1])
 
     def run(values):
@@ -547,6 +521,3 @@ def _run_grad(*args, program, batch):
         return [np.zeros(np.shape(a), np.asarray(a).dtype) for a in args[n:]]
     return outs
 
-
-IMPLS["reversible"] = _run_reversible
-IMPLS["reversible_grad"] = _run_grad
