@@ -325,6 +325,21 @@ def test_typing_errors_name_the_line():
         accumulate(1.0, np.ones(3))
 
 
+@rv.reversible
+def _shifted(y, x, i):
+    y += x
+    x[i] += 1.0
+
+
+def test_errors_of_the_generated_code_name_the_function_and_the_line():
+    with pytest.raises(ad.ExecutionError, match=rf"reversible '_shifted', line {_line(_shifted, 'y += x')}: "
+                                                r"ValueError: .*shapes \(3,\) \(4,\)"):
+        _shifted(np.zeros(3), np.ones(4), 0)
+    with pytest.raises(ad.ExecutionError, match=rf"reversible '_shifted', line {_line(_shifted, 'x[i] +=')}: "
+                                                "IndexError: index 5 is out of bounds"):
+        _shifted(np.zeros(3), np.ones(3), 5)
+
+
 # --- run-time checks ------------------------------------------------------------------------------------
 
 @rv.reversible

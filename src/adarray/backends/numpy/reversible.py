@@ -179,6 +179,8 @@ class _Writer:
         self.program = program
         self.functions = {f[0]: f"f{k}" for k, f in enumerate(program)}
         self.lines: list[str] = []
+        self.origins: list = []  # per generated line: (function, source line) of the statement it belongs to
+        self.origin = None
         self.messages: list[str] = []
         self.count = 0
         self.available: dict = {}
@@ -189,6 +191,7 @@ class _Writer:
 
     def emit(self, indent, text) -> None:
         self.lines.append("    " * indent + text)
+        self.origins.append(self.origin)
 
     def message(self, text) -> int:
         self.messages.append(text)
@@ -252,7 +255,9 @@ class _Writer:
 
     def statement(self, s, indent) -> None:
         kind, line = s[0], s[1]
+        outer, self.origin = self.origin, (self.name, line)
         getattr(self, "_" + kind)(s, line, indent)
+        self.origin = outer
 
     def _distinct(self, targets, line, indent, what, reads=()) -> None:
         """The elements a statement writes must differ from each other and from those it reads, at run time too
@@ -391,12 +396,14 @@ def _count(a, b, s):
 '''
 
 
-def generate(program) -> tuple[str, list[str]]:
-    """(Python source of the program table, the check messages); the entry function is f0."""
+def generate(program) -> tuple[str, list[str], list]:
+    """(Python source of the program table, the check messages, the origin (function, source line) of every
+    generated line or None); the entry function is f0."""
     writer = _Writer(program)
     for function in program:
         writer.function(function)
-    return _HELPERS + "\n".join(writer.lines) + "\n", writer.messages
+    origins = [None] * _HELPERS.count("\n") + writer.origins
+    return _HELPERS + "\n".join(writer.lines) + "\n", writer.messages, origins
 
 
 # --- running ------------------------------------------------------------------------------------------
@@ -406,7 +413,7 @@ class Compiled:
 
     def __init__(self, program):
         self.program = program
-        self.source, self.messages = generate(program)
+        self.source, self.messages, self.origins = generate(program)
         namespace = {"np": np, "CheckFailed": CheckFailed, "_logistic": _logistic, "_cube": _cube}
         exec(compile(self.source, f"<reversible {program[0][0]}>", "exec"), namespace)
         self.entry = namespace["f0"]
@@ -466,7 +473,9 @@ def execute(program, args):
         index, shown = failure.args[0], failure.args[1:]
         raise ReversibilityError(compiled_program.messages[index].format(*[_show(v) for v in shown])) from None
     except (IndexError, ZeroDivisionError, ValueError, TypeError) as error:
-        raise ExecutionError(f"reversible '{program[0][0]}': {type(error).__name__}: {error}") from None
+        where = _origin(compiled_program, error.__traceback__)
+        raise ExecutionError(f"reversible '{where[0]}'" + (f", line {where[1]}" if where[1] else "")
+                             + f": {type(error).__name__}: {error}") from None
     if native is None:
         compiled_program.seconds = max(compiled_program.seconds, time.perf_counter() - begin)
     results = []
@@ -477,6 +486,18 @@ def execute(program, args):
                                  f"in with {np.shape(arg)} (a whole-array update broadcast it)")
         results.append(out)
     return results
+
+
+def _origin(compiled_program, traceback) -> tuple:
+    """(function, source line) of the statement that raised, from the innermost frame of generated code."""
+    filename = f"<reversible {compiled_program.program[0][0]}>"
+    where = (compiled_program.program[0][0], None)
+    while traceback is not None:
+        code_line = traceback.tb_lineno - 1
+        if traceback.tb_frame.f_code.co_filename == filename and 0 <= code_line < len(compiled_program.origins):
+            where = compiled_program.origins[code_line] or where
+        traceback = traceback.tb_next
+    return where
 
 
 def _show(value):
