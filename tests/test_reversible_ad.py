@@ -288,6 +288,20 @@ def _leaky(y, x):
     rv.free(t, 0.0)
 
 
+@rv.reversible
+def _poke(y, x, i):
+    x[i] += y
+    y += x[i] * 2.0
+
+
+def test_numba_checks_indices_as_the_interpreter_does(numba_backend):
+    assert _poke(1.0, np.arange(3.0), 2)[0] == 7.0
+    with pytest.raises(ad.ExecutionError, match="reversible '_poke'.*IndexError"):
+        _poke(1.0, np.arange(3.0), 7)  # compiled without bounds checks it would read and write past the array
+    with pytest.raises(ad.ExecutionError, match="IndexError"):
+        rv.grad(_poke, loss=0)(1.0, np.arange(3.0), 3)
+
+
 # --- calls, and the command line -----------------------------------------------------------------------------
 
 def test_closed_over_and_recursive_calls():

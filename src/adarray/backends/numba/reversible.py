@@ -36,12 +36,19 @@ def _cube(x):
     return x * x * x
 
 '''
-_DECORATOR = '@numba.njit(cache=True, error_model="numpy")\n'
+# Indices are bounds-checked as in the interpreter (an IndexError, never a silent read or write outside an
+# array); a function decorated with check=False drops that too, with the other run-time checks.
+_DECORATOR = '@numba.njit(cache=True, error_model="numpy", boundscheck={0})\n'
 
 
 def module_source(compiled_program) -> str:
     """The interpreter's source with every function jitted (the helpers come from the header)."""
-    source = re.sub(r"^def ", _DECORATOR + "def ", compiled_program.source, flags=re.MULTILINE)
+    checks = {f"f{k}": function[3] for k, function in enumerate(compiled_program.program)}
+
+    def decorate(match):
+        return _DECORATOR.format(checks.get(match.group(1), True)) + match.group(0)
+
+    source = re.sub(r"^def (\w+)\(", decorate, compiled_program.source, flags=re.MULTILINE)
     return _HEADER.format(name=compiled_program.program[0][0]) + source
 
 
