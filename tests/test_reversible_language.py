@@ -47,6 +47,42 @@ def test_reading_the_target_on_the_right():
     rejected(g, "`x[i] += x[i] * w` reads its target x[i]")
 
 
+def test_indices_that_read_what_the_statement_writes():
+    # each of these ran forwards but its inverse undid another element (x[x[i]] += 1 with x = [0, 5]: the
+    # inverse decremented x[1]), or a total that had changed (x[i] += sum(x))
+    def f(y, x, i):
+        x[x[i]] += 1
+    rejected(f, "the index `x[i]` reads 'x'", "copy the index into an ancilla", f"line {_line(f, 'x[x[i]]')}")
+
+    def g(y, w, i):
+        y[i] += w[y[0]]
+    rejected(g, "the index `y[0]` reads 'y'")
+
+    def h(k, x):
+        rv.swap(k[0], k[k[0]])
+    rejected(h, "the index `k[0]` reads 'k'")
+
+    @rv.reversible
+    def inner(a, b):
+        b += a
+
+    def call(k, x):
+        inner(k, x[k])
+    rejected(call, "the index `k` reads 'k'")
+
+    def total(y, x, i):
+        x[i] += anp.sum(x) * y
+    rejected(total, "updates an element of 'x' from the whole array 'x'")
+
+    @rv.reversible
+    def allowed(y, x, p, i):  # shapes, other arrays' elements and permutations are fine
+        x[p[i]] += y * len(x) + x.shape[0]
+        y += x[i] * x[p[0]]
+    out = allowed(1.0, np.zeros(3), np.array([2, 0, 1]), 0)
+    np.testing.assert_array_equal(out[1], [0.0, 0.0, 6.0])
+
+
+
 def test_the_same_variable_twice_in_one_product():
     def f(y, x):
         y += x * x

@@ -23,7 +23,17 @@ import numpy as np
 
 from ..core.errors import ReversibilityError
 from ..kernels.language import CONSTANTS, module_name, resolve_free
-from .ir import invert_block, names_read, names_rebound, names_written, shapes_read, values_read
+from .ir import (
+    base_name,
+    expr_text,
+    invert_block,
+    is_element,
+    names_read,
+    names_rebound,
+    names_written,
+    shapes_read,
+    values_read,
+)
 from .markers import marker_name
 from .symbols import check_symbols
 
@@ -222,6 +232,7 @@ class Parser:
             return [(kind, line, target, value)]
         value = self.expression(node.value)
         self.check_not_reading_target(node, symbol, target, value)
+        self.check_indices(node, [target], value)
         self.check_products(node, value)
         return [(kind, line, target, value)]
 
@@ -440,7 +451,28 @@ class Parser:
                     self.fail(owner, f"`{ast.unparse(owner)}` passes '{later if isinstance(later, str) else later[1]}' "
                                      "twice: the arguments of one statement must be distinct (elements x[i], x[j] of "
                                      "one array are allowed)")
+        self.check_indices(owner, out)
         return tuple(out)
+
+    def check_indices(self, node, targets, value=None) -> None:
+        """An index must not read what its statement writes: `x[x[i]] += 1`, `y[i] += w[y[0]]` and
+        `g(k, x[k])` would be undone at another element (the index changes with the write); nor may an element
+        update read its whole array (`x[i] += sum(x)` changes that sum)."""
+        written = {base_name(t) for t in targets}
+        places = [i for t in targets if is_element(t) for i in t[2:]] + _index_expressions(value)
+        for index in places:
+            clash = sorted(names_read(index) & written)
+            if clash:
+                self.fail(node, f"`{ast.unparse(node)}`: the index `{expr_text(index)}` reads '{clash[0]}', which "
+                                "the statement updates, so the inverse would index another element; copy the index "
+                                f"into an ancilla first (j = rv.alloc(0); j += {expr_text(index)})")
+        if value is not None:
+            whole = _whole_reads(value)
+            for target in targets:
+                if is_element(target) and target[1] in whole:
+                    self.fail(node, f"`{ast.unparse(node)}` updates an element of '{target[1]}' from the whole array "
+                                    f"'{target[1]}', which that update changes, so it cannot be undone; accumulate "
+                                    "into an ancilla first")
 
     def target(self, node, owner=None):
         owner = owner or node
@@ -586,6 +618,27 @@ def _references(expr) -> list:
     from .ir import elements_read
 
     return elements_read(expr)
+
+
+def _index_expressions(expr) -> list:
+    """The index expressions of every element an expression reads (nested ones included)."""
+    found = []
+    if isinstance(expr, tuple) and expr[0] not in ("len", "shape"):
+        if expr[0] == "index":
+            found += list(expr[2:])
+        for operand in expr[(2 if expr[0] == "index" else 1):]:
+            found += _index_expressions(operand)
+    return found
+
+
+def _whole_reads(expr) -> set:
+    """Variables an expression reads whole (not through an element, len or shape)."""
+    if isinstance(expr, str):
+        return {expr}
+    if not isinstance(expr, tuple) or expr[0] in ("len", "shape"):
+        return set()
+    operands = expr[2:] if expr[0] == "index" else expr[1:]
+    return set().union(*(_whole_reads(o) for o in operands)) if operands else set()
 
 
 def _products(expr) -> list:
