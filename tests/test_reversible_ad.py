@@ -204,6 +204,21 @@ def test_arguments_of_the_wrong_kind():
         pendulum_chain(np.ones(2), np.ones(2), 0.1, 1.5)
 
 
+def test_keyword_arguments():
+    q, p = RNG.standard_normal(3), RNG.standard_normal(3)
+    by_name = pendulum_chain(q, p=p, steps=3, h=0.1)
+    for got, want in zip(by_name, pendulum_chain(q, p, 0.1, 3)):
+        np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(rv.grad(pendulum_chain)(q, p, steps=3, h=0.1)[1],
+                                  rv.grad(pendulum_chain)(q, p, 0.1, 3)[1])
+    with pytest.raises(ad.ArgumentError, match=r"'pendulum_chain'\(q, p, h, steps\): no argument named 'dt'"):
+        pendulum_chain(q, p, dt=0.1, steps=3)
+    with pytest.raises(ad.ArgumentError, match="'q' given twice"):
+        pendulum_chain(q, p, 0.1, 3, q=q)
+    with pytest.raises(ad.ArgumentError, match="'steps' is missing"):
+        pendulum_chain(q, p, h=0.1)
+
+
 # --- Bennett's time-space trade-off ------------------------------------------------------------------------
 
 @rv.reversible

@@ -99,7 +99,9 @@ class ReversibleFunction:
 
     # --- calling -----------------------------------------------------------------------------------------
 
-    def _arguments(self, args, what):
+    def _arguments(self, args, what, keywords=None):
+        if keywords:
+            args = self._by_name(args, keywords, what)
         if len(args) != len(self.args):
             raise ArgumentError(f"{what} '{self.name}' takes {len(self.args)} arguments ({', '.join(self.args)}), "
                                 f"got {len(args)}")
@@ -114,8 +116,19 @@ class ReversibleFunction:
             types.append((kind, len(value.shape)))
         return values, self.program(types)
 
-    def __call__(self, *args):
-        values, program = self._arguments(args, "reversible function")
+    def _by_name(self, args, keywords, what):
+        """Positional arguments followed by keyword ones, in the order of the function's parameters."""
+        unknown = [k for k in keywords if k not in self.args]
+        twice = [k for k in keywords if k in self.args[:len(args)]]
+        missing = [a for a in self.args[len(args):] if a not in keywords]
+        if unknown or twice or missing:
+            problem = (f"no argument named '{unknown[0]}'" if unknown else f"'{twice[0]}' given twice" if twice
+                       else f"'{missing[0]}' is missing")
+            raise ArgumentError(f"{what} '{self.name}'({', '.join(self.args)}): {problem}")
+        return tuple(args) + tuple(keywords[a] for a in self.args[len(args):])
+
+    def __call__(self, *args, **keywords):
+        values, program = self._arguments(args, "reversible function", keywords)
         return tuple(reversible_p.bind(*values, program=program, batch=0))
 
 
@@ -162,8 +175,8 @@ def grad(f, loss: int = 0):
         raise ArgumentError(f"rv.grad: loss must be an argument index of '{f.name}' (0 to {len(f.args) - 1}), got "
                             f"{loss!r}")
 
-    def gradient(*args):
-        values, program = f._arguments(args, "rv.grad of")
+    def gradient(*args, **keywords):
+        values, program = f._arguments(args, "rv.grad of", keywords)
         flags = float_flags(program)
         if not flags[loss] or len(values[loss].shape) != 0:
             raise ArgumentError(f"rv.grad: the loss, argument '{f.args[loss]}' of '{f.name}', must be a float "
