@@ -144,8 +144,10 @@ class _Sparse:
     def _combine(self, other, op, symbol):
         if isinstance(other, _Sparse):
             if other.pattern != self.pattern:
+                same_counts = repr(self.pattern) == repr(other.pattern)
                 raise ShapeError(f"sparse {symbol}: the operands have different patterns ({self.pattern} and "
-                                 f"{other.pattern}); elementwise operations need the same pattern")
+                                 f"{other.pattern}{', with entries at different positions' if same_counts else ''}); "
+                                 "elementwise operations need the same pattern (sp.dot takes two patterns)")
             return self._with_data(op(self.data, other.data))
         if isinstance(other, Tracer) or np.ndim(other) == 0:
             return self._with_data(op(self.data, other))
