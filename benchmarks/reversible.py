@@ -420,6 +420,7 @@ def main(argv=None) -> int:
     if unknown:
         parser.error(f"unknown section {unknown[0]!r}; choose from {', '.join(SECTIONS)}")
     steps = 1_000 if args.quick else args.steps
+    failures.clear()  # of an earlier run in this process
     print(f"# adarray bench reversible (numba: {'yes' if HAVE_NUMBA else 'not installed'})")
     if "loop" in sections:
         loop_section(steps, not args.no_peers)
