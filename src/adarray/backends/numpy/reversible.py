@@ -459,16 +459,30 @@ def _value(array, kind):
     return array[()]
 
 
-def execute(program, args):
-    """Run the entry function of `program` on `args`; one array per argument, updated."""
+def execute(program, args, batch=0, keep=0):
+    """Run the entry function of `program` on `args`, each with `batch` leading axes (shared: the program runs once
+    per batch index); the updated arguments from the `keep`-th on, one array each."""
     compiled_program = compiled(program)
-    types = {v: (k, r) for v, k, r in program[0][2]}
-    values = [_value(a, types[name][0]) for a, name in zip(args, program[0][1])]
-    native = compiled_program.runner()
+    names = program[0][1]
+    types = {v: k for v, k, _ in program[0][2]}
+    kinds = [types[name] for name in names]
+    arrays = [np.asarray(a) for a in args]
+    shape = arrays[0].shape[:batch] if arrays else ()
+    count = int(np.prod(shape, dtype=np.int64))
+    flat = [a.reshape((count,) + a.shape[batch:]) for a in arrays]
+    outs = [np.empty((count,) + a.shape[batch:], a.dtype) for a in arrays[keep:]]
+    entry = compiled_program.runner() or compiled_program.entry
     begin = time.perf_counter()
     try:
         with np.errstate(all="ignore"):
-            outs = (native or compiled_program.entry)(*values)
+            for b in range(count):
+                results = entry(*[_value(a[b], kind) for a, kind in zip(flat, kinds)])
+                for out, result, name in zip(outs, results[keep:], names[keep:]):
+                    if np.shape(result) != out.shape[1:]:
+                        raise ExecutionError(f"reversible '{program[0][0]}': '{name}' came back with shape "
+                                             f"{np.shape(result)}, it went in with {out.shape[1:]} (a whole-array "
+                                             "update broadcast it)")
+                    out[b] = result
     except CheckFailed as failure:
         index, shown = failure.args[0], failure.args[1:]
         raise ReversibilityError(compiled_program.messages[index].format(*[_show(v) for v in shown])) from None
@@ -476,16 +490,9 @@ def execute(program, args):
         where = _origin(compiled_program, error.__traceback__)
         raise ExecutionError(f"reversible '{where[0]}'" + (f", line {where[1]}" if where[1] else "")
                              + f": {type(error).__name__}: {error}") from None
-    if native is None:
+    if entry is compiled_program.entry:
         compiled_program.seconds = max(compiled_program.seconds, time.perf_counter() - begin)
-    results = []
-    for out, arg, name in zip(outs, args, program[0][1]):
-        out = np.asarray(out, dtype=np.asarray(arg).dtype)
-        if out.shape != np.shape(arg):
-            raise ExecutionError(f"reversible '{program[0][0]}': '{name}' came back with shape {out.shape}, it went "
-                                 f"in with {np.shape(arg)} (a whole-array update broadcast it)")
-        results.append(out)
-    return results
+    return [out.reshape(shape + out.shape[1:]) for out in outs]
 
 
 def _origin(compiled_program, traceback) -> tuple:
@@ -505,40 +512,12 @@ def _show(value):
     return value.item() if value.ndim == 0 else value
 
 
-def _batched(run, args, batch):
-    """`run` on every index of the leading `batch` axes (shared by every argument), stacked."""
-    if batch == 0:
-        return run(args)
-    shape = np.shape(args[0])[:batch]
-    outs = None
-    for index in np.ndindex(*shape):
-        results = run([np.asarray(a)[index] for a in args])
-        if outs is None:
-            outs = [np.empty(shape + r.shape, r.dtype) for r in results]
-        for out, r in zip(outs, results):
-            out[index] = r
-    if outs is None:  # an empty batch: outputs are the inputs' types (reversible) or the float inputs'
-        return None
-    return outs
-
-
 @impl(reversible_p)
 def _run_reversible(*args, program, batch):
-    outs = _batched(lambda a: execute(program, a), args, batch)
-    return [np.array(a, copy=True) for a in args] if outs is None else outs
+    return execute(program, args, batch)
 
 
 @impl(reversible_grad_p)
 def _run_grad(*args, program, batch):
     """The cotangents of the float arguments: the adjoint program's entry returns them in the seeds' slots."""
-    adjoint = adjoint_of(program)
-    n = len(program[0][1])
-
-    def run(values):
-        return execute(adjoint, values)[n:]
-
-    outs = _batched(run, args, batch)
-    if outs is None:
-        return [np.zeros(np.shape(a), np.asarray(a).dtype) for a in args[n:]]
-    return outs
-
+    return execute(adjoint_of(program), args, batch, keep=len(program[0][1]))
