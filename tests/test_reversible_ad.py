@@ -317,6 +317,20 @@ def test_numba_checks_indices_as_the_interpreter_does(numba_backend):
         rv.grad(_poke, loss=0)(1.0, np.arange(3.0), 3)
 
 
+def test_numba_runs_a_batch_in_one_native_loop(numba_backend):
+    q, p = RNG.standard_normal((5, 3)), RNG.standard_normal((5, 3))
+    batched = ad.vmap(lambda q, p: pendulum_chain(q, p, 0.05, 20)[0])(q, p)
+    looped = np.stack([pendulum_chain(q[b], p[b], 0.05, 20)[0] for b in range(5)])
+    np.testing.assert_allclose(batched, looped, rtol=1e-14)
+    gradients = ad.vmap(ad.grad(lambda q, p: anp.sum(pendulum_chain(q, p, 0.05, 20)[0])))(q, p)
+    reference = np.stack([ad.grad(lambda q: anp.sum(pendulum_array(q, p[b], 0.05, 20)[0]))(q[b]) for b in range(5)])
+    np.testing.assert_allclose(gradients, reference, rtol=1e-11)
+    program = pendulum_chain.program([("f", 1), ("f", 1), ("f", 0), ("i", 0)])
+    assert numpy_reversible.compiled(program).native.batched is not None
+    with pytest.raises(rv.ReversibilityError, match="it holds 0.25"):  # a failed check inside the native loop
+        ad.vmap(lambda x: _leaky(0.0, x)[0])(np.array([0.0, 0.25, 0.0]))
+
+
 # --- calls, and the command line -----------------------------------------------------------------------------
 
 def test_closed_over_and_recursive_calls():

@@ -49,30 +49,66 @@ def module_source(compiled_program) -> str:
         return _DECORATOR.format(checks.get(match.group(1), True)) + match.group(0)
 
     source = re.sub(r"^def (\w+)\(", decorate, compiled_program.source, flags=re.MULTILINE)
-    return _HEADER.format(name=compiled_program.program[0][0]) + source
+    return _HEADER.format(name=compiled_program.program[0][0]) + source + _batch_source(compiled_program.program)
+
+
+def _batch_source(program) -> str:
+    """`batch(a0, ..., o0, ...)`: f0 on every index b of the leading axis, the updated arguments stored in o[b]
+    (vmap: one native loop instead of one call per batch element)."""
+    count = len(program[0][1])
+    inputs = ", ".join(f"a{k}" for k in range(count))
+    outputs = ", ".join(f"o{k}" for k in range(count))
+    lines = [_DECORATOR.format(program[0][3]) + f"def batch({inputs}, {outputs}):",
+             "    for b in range(o0.shape[0]):",
+             f"        r = f0({', '.join(f'a{k}[b]' for k in range(count))})"]
+    lines += [f"        o{k}[b] = r[{k}]" for k in range(count)]
+    return "\n\n" + "\n".join(lines) + "\n"
 
 
 class _Native:
     """The compiled entry; the first call compiles, a typing failure there falls back for good."""
 
-    def __init__(self, entry, compiled_program, required):
-        self.entry, self.compiled_program, self.required, self.failed = entry, compiled_program, required, False
+    def __init__(self, entry, batched, compiled_program, required):
+        self.entry, self.batched, self.compiled_program = entry, batched, compiled_program
+        self.required, self.failed = required, False
 
     def __call__(self, *values):
         if not self.failed:
             try:
                 return self.entry(*values)
             except Exception as error:
-                if type(error).__name__ == "CheckFailed" or isinstance(error, (IndexError, ZeroDivisionError)):
-                    raise
-                if not _is_numba_error(error):
-                    raise
-                if self.required:
-                    name = self.compiled_program.program[0][0]
-                    raise ExecutionError(f"reversible '{name}' failed to compile with Numba: {type(error).__name__}: "
-                                         f"{str(error)[:400]}") from None
-                self.failed = True
+                self._failed(error)
         return self.compiled_program.entry(*values)
+
+    def batch(self, inputs, outputs) -> bool:
+        """Run every index of the leading axis of `inputs` (private copies, updated in place) into `outputs`;
+        False if Numba cannot (the caller then loops)."""
+        if self.failed or self.batched is None:
+            return False
+        try:
+            self.batched(*inputs, *outputs)
+            return True
+        except Exception as error:
+            if type(error).__name__ == "CheckFailed" or isinstance(error, (IndexError, ZeroDivisionError)):
+                raise
+            if not _is_numba_error(error):
+                raise
+            if self.required:
+                self._failed(error)
+            self.batched = None  # the loop alone failed to type: calls of f0 may still work
+            return False
+
+    def _failed(self, error) -> None:
+        """Inside an `except`: re-raise what the program raised; a typing failure falls back (or is an error)."""
+        if type(error).__name__ == "CheckFailed" or isinstance(error, (IndexError, ZeroDivisionError)):
+            raise error
+        if not _is_numba_error(error):
+            raise error
+        if self.required:
+            name = self.compiled_program.program[0][0]
+            raise ExecutionError(f"reversible '{name}' failed to compile with Numba: {type(error).__name__}: "
+                                 f"{str(error)[:400]}") from None
+        self.failed = True
 
 
 def _is_numba_error(error) -> bool:
@@ -129,4 +165,4 @@ def compiled(compiled_program, required: bool = False):
                                  "(pip install adarray[numba])")
         return None
     module = _load(module_source(compiled_program))
-    return _Native(module.f0, compiled_program, required)
+    return _Native(module.f0, module.batch, compiled_program, required)

@@ -471,10 +471,15 @@ def execute(program, args, batch=0, keep=0):
     count = int(np.prod(shape, dtype=np.int64))
     flat = [a.reshape((count,) + a.shape[batch:]) for a in arrays]
     outs = [np.empty((count,) + a.shape[batch:], a.dtype) for a in arrays[keep:]]
-    entry = compiled_program.runner() or compiled_program.entry
+    native = compiled_program.runner()
+    entry = native or compiled_program.entry
     begin = time.perf_counter()
     try:
         with np.errstate(all="ignore"):
+            if native is not None and count > 1:
+                unused = [np.empty((count,) + a.shape[batch:], a.dtype) for a in arrays[:keep]]
+                if native.batch([np.array(a, copy=True) for a in flat], unused + outs):
+                    count = 0  # every batch index ran in one native loop
             for b in range(count):
                 results = entry(*[_value(a[b], kind) for a, kind in zip(flat, kinds)])
                 for out, result, name in zip(outs, results[keep:], names[keep:]):
