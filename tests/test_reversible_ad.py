@@ -323,7 +323,8 @@ def test_numba_runs_a_batch_in_one_native_loop(numba_backend):
     looped = np.stack([pendulum_chain(q[b], p[b], 0.05, 20)[0] for b in range(5)])
     np.testing.assert_allclose(batched, looped, rtol=1e-14)
     gradients = ad.vmap(ad.grad(lambda q, p: anp.sum(pendulum_chain(q, p, 0.05, 20)[0])))(q, p)
-    reference = np.stack([ad.grad(lambda q: anp.sum(pendulum_array(q, p[b], 0.05, 20)[0]))(q[b]) for b in range(5)])
+    reference = np.stack([ad.grad(lambda q, p_b=p_b: anp.sum(pendulum_array(q, p_b, 0.05, 20)[0]))(q_b)
+                          for q_b, p_b in zip(q, p)])
     np.testing.assert_allclose(gradients, reference, rtol=1e-11)
     program = pendulum_chain.program([("f", 1), ("f", 1), ("f", 0), ("i", 0)])
     assert numpy_reversible.compiled(program).native.batched is not None
