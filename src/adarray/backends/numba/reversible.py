@@ -1,6 +1,7 @@
 """Reversible programs compiled by Numba: the Python source that backends/numpy/reversible.py generates for a
 program table, every function decorated with numba.njit, so that a reversible function, or its gradient (the
-adjoint program: the forward run and the reverse-computing sweep), runs as one native loop nest.
+adjoint program: the forward run and the reverse-computing sweep), runs as one native loop nest; a batch (vmap)
+runs through `batch`, one native loop over the batch index around the entry function.
 
 The module is written to the cache directory (ADARRAY_CACHE_DIR, default ~/.cache/adarray/kernels, shared
 with the kernels) under the hash of its text and compiled with cache=True, so a later process skips
