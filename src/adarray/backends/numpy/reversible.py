@@ -91,7 +91,7 @@ def expr_source(expr, names, types, available=None) -> str:
             return cached
     op, operands = expr[0], expr[1:]
     if op == "index":
-        return f"{names[operands[0]]}[{', '.join(expr_source(i, names, types) for i in operands[1:])}]"
+        return f"{names[operands[0]]}[{', '.join(expr_source(i, names, types, available) for i in operands[1:])}]"
     if op == "len":
         return f"len({names[operands[0]]})"
     if op == "shape":
@@ -147,10 +147,11 @@ def _elements(expr) -> list:
 
 
 def _operations(expr) -> list:
-    """The operation subexpressions of an expression, children before parents."""
-    if not isinstance(expr, tuple) or expr[0] in ("index", "len", "shape"):
+    """The subexpressions worth computing once (operations and element reads), children before parents."""
+    if not isinstance(expr, tuple) or expr[0] in ("len", "shape"):
         return []
-    return [sub for operand in expr[1:] for sub in _operations(operand)] + [expr]
+    operands = expr[2:] if expr[0] == "index" else expr[1:]
+    return [sub for operand in operands for sub in _operations(operand)] + [expr]
 
 
 def _names(expr) -> set:
@@ -278,7 +279,13 @@ class _Writer:
     def _update(self, s, line, indent) -> None:
         if s[0] in ("inc", "dec", "xor") and isinstance(s[2], tuple):
             self._distinct([s[2]], line, indent, "the target and the value:", _elements(s[3]))
-        self.emit(indent, f"{self.expr(s[2])} {_UPDATE[s[0]]} {self.expr(s[3])}")
+        self.emit(indent, f"{self.place(s[2])} {_UPDATE[s[0]]} {self.expr(s[3])}")
+
+    def place(self, target) -> str:
+        """Where a statement writes: an element's indices may come from shared temporaries, the element never."""
+        if isinstance(target, tuple):
+            return f"{self.names[target[1]]}[{', '.join(self.expr(i) for i in target[2:])}]"
+        return self.names[target]
 
     _inc = _dec = _xor = _mul = _div = _update
 
