@@ -474,27 +474,17 @@ def execute(program, args, batch=0, keep=0):
     types = {v: k for v, k, _ in program[0][2]}
     kinds = [types[name] for name in names]
     arrays = [np.asarray(a) for a in args]
-    shape = arrays[0].shape[:batch] if arrays else ()
-    count = int(np.prod(shape, dtype=np.int64))
-    flat = [a.reshape((count,) + a.shape[batch:]) for a in arrays]
-    outs = [np.empty((count,) + a.shape[batch:], a.dtype) for a in arrays[keep:]]
     native = compiled_program.runner()
     entry = native or compiled_program.entry
     begin = time.perf_counter()
     try:
         with np.errstate(all="ignore"):
-            if native is not None and count > 1:
-                unused = [np.empty((count,) + a.shape[batch:], a.dtype) for a in arrays[:keep]]
-                if native.batch([np.array(a, copy=True) for a in flat], unused + outs):
-                    count = 0  # every batch index ran in one native loop
-            for b in range(count):
-                results = entry(*[_value(a[b], kind) for a, kind in zip(flat, kinds)])
-                for out, result, name in zip(outs, results[keep:], names[keep:]):
-                    if np.shape(result) != out.shape[1:]:
-                        raise ExecutionError(f"reversible '{program[0][0]}': '{name}' came back with shape "
-                                             f"{np.shape(result)}, it went in with {out.shape[1:]} (a whole-array "
-                                             "update broadcast it)")
-                    out[b] = result
+            if batch == 0:  # one call; its results are returned as they are (the arguments were copied going in)
+                results = entry(*[_value(a, kind) for a, kind in zip(arrays, kinds)])
+                outs = [_result(program, name, result, arg.shape, arg.dtype)
+                        for result, arg, name in zip(results[keep:], arrays[keep:], names[keep:])]
+            else:
+                outs = _run_batch(program, entry, native, arrays, kinds, batch, keep)
     except CheckFailed as failure:
         index, shown = failure.args[0], failure.args[1:]
         raise ReversibilityError(compiled_program.messages[index].format(*[_show(v) for v in shown])) from None
@@ -504,7 +494,31 @@ def execute(program, args, batch=0, keep=0):
                              + f": {type(error).__name__}: {error}") from None
     if entry is compiled_program.entry:
         compiled_program.seconds = max(compiled_program.seconds, time.perf_counter() - begin)
+    return outs
+
+
+def _run_batch(program, entry, native, arrays, kinds, batch, keep):
+    """The entry on every index of the `batch` leading axes: one native loop when compiled, else one call each."""
+    shape = arrays[0].shape[:batch] if arrays else ()
+    count = int(np.prod(shape, dtype=np.int64))
+    flat = [a.reshape((count,) + a.shape[batch:]) for a in arrays]
+    outs = [np.empty((count,) + a.shape[batch:], a.dtype) for a in arrays[keep:]]
+    unused = [np.empty((count,) + a.shape[batch:], a.dtype) for a in arrays[:keep]] if native is not None else []
+    if native is None or count < 2 or not native.batch([np.array(a, copy=True) for a in flat], unused + outs):
+        names = program[0][1]
+        for b in range(count):
+            results = entry(*[_value(a[b], kind) for a, kind in zip(flat, kinds)])
+            for out, result, name in zip(outs, results[keep:], names[keep:]):
+                out[b] = _result(program, name, result, out.shape[1:], out.dtype)
     return [out.reshape(shape + out.shape[1:]) for out in outs]
+
+
+def _result(program, name, result, shape, dtype):
+    result = np.asarray(result, dtype=dtype)
+    if result.shape != shape:
+        raise ExecutionError(f"reversible '{program[0][0]}': '{name}' came back with shape {result.shape}, it went in "
+                             f"with {shape} (a whole-array update broadcast it)")
+    return result
 
 
 def _origin(compiled_program, traceback) -> tuple:
