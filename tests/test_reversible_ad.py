@@ -2,6 +2,7 @@
 memory, the IR they appear in, Bennett's trade-off, and the Numba backend."""
 import importlib.util
 import math
+import re
 import tracemalloc
 
 import numpy as np
@@ -330,6 +331,31 @@ def test_numba_runs_a_batch_in_one_native_loop(numba_backend):
     assert numpy_reversible.compiled(program).native.batched is not None
     with pytest.raises(rv.ReversibilityError, match="it holds 0.25"):  # a failed check inside the native loop
         ad.vmap(lambda x: _leaky(0.0, x)[0])(np.array([0.0, 0.25, 0.0]))
+
+
+@rv.reversible
+def _countdown(y, x, n):
+    if n > 0:
+        y += x
+        m = rv.alloc(0)
+        m += n - 1
+        _countdown(y, x, m)
+        rv.free(m, n - 1)
+
+
+def test_numba_does_not_cache_recursive_programs_on_disk(numba_backend):
+    # Numba compiles them, but a later process loading them from its cache crashed (segmentation fault)
+    from adarray.backends.numba import reversible as numba_reversible
+
+    assert _countdown(0.0, 1.5, 4)[0] == 6.0
+    assert ad.grad(lambda x: _countdown(0.0, x, 4)[0])(1.5) == 4.0
+    recursive = numpy_reversible.compiled(_countdown.program([("f", 0), ("f", 0), ("i", 0)]))
+    assert recursive.native is not None
+    decorators = re.findall(r"@numba.njit\((cache=\w+), error_model=\"numpy\", boundscheck=",
+                            numba_reversible.module_source(recursive))
+    assert decorators and set(decorators) == {"cache=False"}  # every generated function (the helpers are cached)
+    straight = numpy_reversible.compiled(_poke.program([("f", 0), ("f", 1), ("i", 0)]))
+    assert "cache=False" not in numba_reversible.module_source(straight)
 
 
 # --- calls, and the command line -----------------------------------------------------------------------------

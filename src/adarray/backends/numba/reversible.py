@@ -38,28 +38,49 @@ def _cube(x):
 
 '''
 # Indices are bounds-checked as in the interpreter (an IndexError, never a silent read or write outside an
-# array); a function decorated with check=False drops that too, with the other run-time checks.
-_DECORATOR = '@numba.njit(cache=True, error_model="numpy", boundscheck={0})\n'
+# array); a function decorated with check=False drops that too, with the other run-time checks. Recursive
+# programs are not cached on disk: Numba (0.68) compiles them correctly, but a later process that loads them
+# from its cache crashes (a segmentation fault in the recursive call).
+_DECORATOR = '@numba.njit(cache={1}, error_model="numpy", boundscheck={0})\n'
+
+
+def _recursive(source: str) -> bool:
+    """Does a function of the generated source call itself, directly or through others?"""
+    calls, current = {}, None
+    for line in source.splitlines():
+        header = re.match(r"def (f\d+)\(", line)
+        if header:
+            current = header.group(1)
+            calls[current] = set()
+        elif current is not None:
+            calls[current] |= set(re.findall(r"\b(f\d+)\(", line))
+
+    def reaches(start, goal, seen):
+        return any(callee == goal or (callee not in seen and reaches(callee, goal, seen | {callee}))
+                   for callee in calls.get(start, ()))
+
+    return any(reaches(name, name, {name}) for name in calls)
 
 
 def module_source(compiled_program) -> str:
     """The interpreter's source with every function jitted (the helpers come from the header)."""
     checks = {f"f{k}": function[3] for k, function in enumerate(compiled_program.program)}
+    cache = not _recursive(compiled_program.source)
 
     def decorate(match):
-        return _DECORATOR.format(checks.get(match.group(1), True)) + match.group(0)
+        return _DECORATOR.format(checks.get(match.group(1), True), cache) + match.group(0)
 
     source = re.sub(r"^def (\w+)\(", decorate, compiled_program.source, flags=re.MULTILINE)
-    return _HEADER.format(name=compiled_program.program[0][0]) + source + _batch_source(compiled_program.program)
+    return _HEADER.format(name=compiled_program.program[0][0]) + source + _batch_source(compiled_program.program, cache)
 
 
-def _batch_source(program) -> str:
+def _batch_source(program, cache) -> str:
     """`batch(a0, ..., o0, ...)`: f0 on every index b of the leading axis, the updated arguments stored in o[b]
     (vmap: one native loop instead of one call per batch element)."""
     count = len(program[0][1])
     inputs = ", ".join(f"a{k}" for k in range(count))
     outputs = ", ".join(f"o{k}" for k in range(count))
-    lines = [_DECORATOR.format(program[0][3]) + f"def batch({inputs}, {outputs}):",
+    lines = [_DECORATOR.format(program[0][3], cache) + f"def batch({inputs}, {outputs}):",
              "    for b in range(o0.shape[0]):",
              f"        r = f0({', '.join(f'a{k}[b]' for k in range(count))})"]
     lines += [f"        o{k}[b] = r[{k}]" for k in range(count)]
