@@ -21,7 +21,7 @@ import time
 
 import numpy as np
 
-from ...core.errors import ExecutionError, ReversibilityError
+from ...core.errors import ExecutionError, ReversibilityError, ShapeError
 from ...reversible import execution
 from ...reversible.primitive import adjoint_of, reversible_grad_p, reversible_p
 from ..numba import reversible as numba_reversible
@@ -154,6 +154,17 @@ def _operations(expr) -> list:
     return [sub for operand in operands for sub in _operations(operand)] + [expr]
 
 
+def _array_leaves(expr, types) -> list:
+    """The array-valued variables and partial elements an expression combines (not those inside sum())."""
+    if isinstance(expr, str):
+        return [expr] if types[expr][1] else []
+    if not isinstance(expr, tuple) or expr[0] in ("len", "shape", "sum"):
+        return []
+    if expr[0] == "index":
+        return [expr] if rank_of(expr, types) else []
+    return [leaf for operand in expr[1:] for leaf in _array_leaves(operand, types)]
+
+
 def _names(expr) -> set:
     if isinstance(expr, str):
         return {expr}
@@ -194,8 +205,8 @@ class _Writer:
         self.lines.append("    " * indent + text)
         self.origins.append(self.origin)
 
-    def message(self, text) -> int:
-        self.messages.append(text)
+    def message(self, text, error=ReversibilityError) -> int:
+        self.messages.append((text, error))
         return len(self.messages) - 1
 
     def function(self, function) -> None:
@@ -213,8 +224,8 @@ class _Writer:
     def expr(self, expr) -> str:
         return expr_source(expr, self.names, self.types, self.available)
 
-    def fail(self, indent, condition, line, text, values=()) -> None:
-        k = self.message(f"reversible '{self.name}', line {line}: {text}")
+    def fail(self, indent, condition, line, text, values=(), error=ReversibilityError) -> None:
+        k = self.message(f"reversible '{self.name}', line {line}: {text}", error)
         args = "".join(f", {v}" for v in values)
         self.emit(indent, f"if {condition}:")
         self.emit(indent + 1, f"raise CheckFailed({k}{args})")
@@ -279,6 +290,8 @@ class _Writer:
     def _update(self, s, line, indent) -> None:
         if s[0] in ("inc", "dec", "xor") and isinstance(s[2], tuple):
             self._distinct([s[2]], line, indent, "the target and the value:", _elements(s[3]))
+        if s[0] in ("inc", "dec", "xor") and self.check and rank_of(s[2], self.types):
+            self._same_shapes(s, line, indent)
         self.emit(indent, f"{self.place(s[2])} {_UPDATE[s[0]]} {self.expr(s[3])}")
 
     def place(self, target) -> str:
@@ -288,6 +301,16 @@ class _Writer:
         return self.names[target]
 
     _inc = _dec = _xor = _mul = _div = _update
+
+    def _same_shapes(self, s, line, indent) -> None:
+        """A whole-array update combines arrays of the target's shape (NumPy would raise on others, but Numba's
+        in-place operations read and write past the smaller array)."""
+        target = self.place(s[2])
+        for leaf in _array_leaves(s[3], self.types):
+            self.fail(indent, f"{self.expr(leaf)}.shape != {target}.shape", line,
+                      f"`{_text(s[2])} {_UPDATE[s[0]]} {_text(s[3])}`: `{_text(leaf)}` has shape {{0}}, the target "
+                      "{1}: a whole-array update combines arrays of the target's shape with scalars",
+                      [f"{self.expr(leaf)}.shape", f"{target}.shape"], error=ShapeError)
 
     def _swap(self, s, line, indent) -> None:
         a, b = self.expr(s[2]), self.expr(s[3])
@@ -487,7 +510,8 @@ def execute(program, args, batch=0, keep=0):
                 outs = _run_batch(program, entry, native, arrays, kinds, batch, keep)
     except CheckFailed as failure:
         index, shown = failure.args[0], failure.args[1:]
-        raise ReversibilityError(compiled_program.messages[index].format(*[_show(v) for v in shown])) from None
+        text, error = compiled_program.messages[index]
+        raise error(text.format(*[_show(v) for v in shown])) from None
     except (IndexError, ZeroDivisionError, ValueError, TypeError) as error:
         where = _origin(compiled_program, error.__traceback__)
         raise ExecutionError(f"reversible '{where[0]}'" + (f", line {where[1]}" if where[1] else "")
@@ -534,6 +558,8 @@ def _origin(compiled_program, traceback) -> tuple:
 
 
 def _show(value):
+    if isinstance(value, tuple):  # a shape
+        return tuple(int(v) for v in value)
     value = np.asarray(value)
     return value.item() if value.ndim == 0 else value
 
