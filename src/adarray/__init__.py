@@ -48,6 +48,7 @@ from .parallel import (
     segment_prod,
     segment_sum,
 )
+from .sparse_jacobians import jacobian_sparsity, sparse_jacobian
 
 __version__ = "0.1.0"
 
@@ -60,4 +61,5 @@ __all__ = [
     "stop_gradient", "value_and_grad", "vjp", "vmap", "kernel", "coarsen",
     "tree_util",
     "fixed_point",
+    "jacobian_sparsity", "sparse_jacobian",
 ]
