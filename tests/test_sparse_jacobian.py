@@ -2,15 +2,21 @@
 the ADBench bundle adjustment and hand targets (passes independent of the problem size)."""
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from benchmarks.adbench.data import data_root, read_ba, read_hand
-from benchmarks.adbench.tool_adarray import ba_residuals, hand_complicated, hand_simple
 
 import adarray as ad
 import adarray.numpy as anp
 from adarray import colouring
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: benchmarks/ is not installed
+
+from benchmarks.adbench.data import data_root, read_ba, read_hand  # noqa: E402
+from benchmarks.adbench.tool_adarray import ba_residuals, hand_complicated, hand_simple  # noqa: E402
 
 try:
     DATA = data_root()
