@@ -21,6 +21,8 @@ ALLOWED = {
     "parallel": {"core", "tracing", "primitives", "transforms", "passes", "backends", "control", "numpy"},
     "kernels": {"core", "tracing", "primitives", "transforms", "passes", "backends", "control", "numpy"},
     "scipy": {"core", "tracing", "primitives", "transforms", "passes", "control", "parallel", "numpy", "scipy"},
+    # Applications: the public API only (the top-level modules of the transformations, pytrees, errors).
+    "optim": {"core", "api", "jacobians", "sparse_jacobians", "tree_util"},
 }
 
 

@@ -1,0 +1,22 @@
+"""Optimisation with exact derivatives: nonlinear least squares and SciPy interop.
+
+    from adarray import optim
+    result = optim.levenberg_marquardt(residual, x0)      # or optim.gauss_newton
+    result.x, result.cost, result.history, result.message
+    optim.minimize(f, x0, method="trust-krylov")          # scipy.optimize.minimize with exact derivatives
+    optim.least_squares(residual, x0, method="trf")       # scipy.optimize.least_squares with our Jacobians
+
+An application layer: it uses the public transformations only (grad, jit, hvp, sparse_jacobian).
+Parameters are pytrees of float arrays; residuals return pytrees of arrays, flattened in order.
+"""
+from .least_squares import (
+    LeastSquaresResult,
+    NonFiniteResidualError,
+    SingularJacobianError,
+    gauss_newton,
+    levenberg_marquardt,
+)
+from .scipy_interop import least_squares, minimize
+
+__all__ = ["LeastSquaresResult", "NonFiniteResidualError", "SingularJacobianError", "gauss_newton",
+           "least_squares", "levenberg_marquardt", "minimize"]
