@@ -74,7 +74,8 @@ def least_squares(residual, x0, args=(), *, jac="exact", method="trf", **options
     jac: "exact" (ours, by ad.sparse_jacobian: a CSR matrix for trf and dogbox, dense for lm and
     tr_solver="exact"), "operator" (a LinearOperator whose products are one jvp or vjp each; trf or
     dogbox with tr_solver="lsmr"), or SciPy's "2-point", "3-point" (finite differences; for trf and
-    dogbox our sparsity pattern is passed as jac_sparsity, so SciPy groups the columns). Other keywords
+    dogbox with tr_solver="lsmr", our sparsity pattern is passed as jac_sparsity, so SciPy groups the columns).
+    Other keywords
     go to SciPy.
 
     >>> least_squares(lambda p, t, y: p[0] * anp.exp(p[1] * t) - y, np.ones(2), args=(t, y)).x  # doctest: +SKIP
@@ -102,7 +103,7 @@ def least_squares(residual, x0, args=(), *, jac="exact", method="trf", **options
         jacobian = _operator(residual, flat, args, fun(flat.x0).size)
     elif jac in ("2-point", "3-point", "cs"):
         jacobian = jac
-        if method != "lm" and "jac_sparsity" not in options:
+        if not dense and "jac_sparsity" not in options:
             options["jac_sparsity"] = jacobian_sparsity(residual, flat.tree(flat.x0), *args)
     else:
         raise ArgumentError(f"{what}: jac must be 'exact', 'operator', '2-point', '3-point' or 'cs', got {jac!r}")
