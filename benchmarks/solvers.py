@@ -23,7 +23,7 @@ colouring  Colours and time of each colouring order (adarray.colouring) on a BA 
 plot       Cost per iteration of each solver on three showcases: results/solvers_cost.png (matplotlib).
 
     adarray bench solvers [--section solve,jacobian,colouring,plot] [--observations 300] [--instances ba1,ba5]
-                          [--repeats 3] [--quick] [--out results/]
+                          [--repeats 3] [--tools adarray,jax] [--quick] [--out results/]
 """
 from __future__ import annotations
 
@@ -123,6 +123,8 @@ def solve_rows(problem, table, failures, quick):
         variants.append(("trf lsmr", "trf", {"tr_solver": "lsmr", "max_nfev": LSMR_NFEV}))
     for label, method, options in variants:
         for jac in ("exact", "2-point"):
+            if quick and jac == "2-point" and n > 50:
+                continue
             result, elapsed = _scipy(problem, method, jac, **dict(options))
             dense = method == "lm" or options.get("tr_solver") == "exact"
             if jac == "exact":
@@ -151,9 +153,9 @@ def run_solve(args, failures):
                                                   "iterations", "residual evals", "passes per J", "final cost",
                                                   "above best"])
     showcases = [problems.bundle_adjustment(name, args.observations) for name in args.instances]
-    showcases.append(problems.hand_tracking("simple_small/hand1_t26_c100.txt"))
     if not args.quick:
-        showcases.append(problems.hand_tracking("complicated_small/hand1_t26_c100.txt"))
+        showcases += [problems.hand_tracking("simple_small/hand1_t26_c100.txt"),
+                      problems.hand_tracking("complicated_small/hand1_t26_c100.txt")]
     showcases.append(problems.exponentials())
     for problem in showcases:
         solve_rows(problem, table, failures, args.quick)
@@ -199,9 +201,9 @@ def _best(call, repeats):
 def run_jacobian(args, failures):
     table = Table("BA Jacobian alone, scenes at the size of ADBench's files",
                   ["instance", "n, m, p", "nonzeros", "tool", "how", "passes", "first s", "best s", "max rel diff"])
-    have_jax = _has("jax")
+    have_jax = "jax" in args.tools and _has("jax")
     for name in args.instances:
-        problem = problems.bundle_adjustment(name, observations=10 ** 9)
+        problem = problems.bundle_adjustment(name, observations=500 if args.quick else 10 ** 9)
         cam_index, point_index, features = problem.args
         params = problem.x0
         layout = BAData(params["cams"], params["points"], params["weights"], np.stack([cam_index, point_index], 1),
@@ -224,7 +226,7 @@ def run_jacobian(args, failures):
                        f"{error:.1e}"])
             if not error <= 1e-10:
                 failures.append(f"{name}: {tool} {how}: Jacobian differs by {error:.1e}")
-    if not have_jax:
+    if "jax" in args.tools and not have_jax:
         table.note("JAX is not installed (pip install -e '.[bench]'): its rows are missing.")
     table.note("One thread per library. The block layouts store all 15 entries of a row pair (the x row does not "
                "depend on the principal point's y, nor the y row on its x); sparse_jacobian stores the 14 "
@@ -243,17 +245,16 @@ def _has(module):
 
 def _patterns(args):
     rng = np.random.default_rng(0)
-    problem = problems.bundle_adjustment(args.instances[0], observations=10 ** 9)
-    found = {f"BA {args.instances[0].split('_')[0]} (full)": ad.jacobian_sparsity(problem.residual, problem.x0,
-                                                                                  *problem.args)}
+    problem = problems.bundle_adjustment(args.instances[0], observations=500 if args.quick else 10 ** 9)
+    found = {problem.name: ad.jacobian_sparsity(problem.residual, problem.x0, *problem.args)}
     hand = problems.hand_tracking("complicated_big/hand5_t26_c800.txt" if not args.quick else
                                   "complicated_small/hand1_t26_c100.txt")
     found[hand.name] = ad.jacobian_sparsity(hand.residual, hand.x0, *hand.args)
-    k = 60 if args.quick else 200
+    k = 30 if args.quick else 200
     line = sp.diags([np.ones(k - 1), np.ones(k), np.ones(k - 1)], [-1, 0, 1], format="csr")
     found[f"5-point stencil {k}x{k}"] = (sp.kron(sp.identity(k), line) + sp.kron(line, sp.identity(k))).astype(
         bool).tocsr()
-    for m, n, per in ((20000, 10000, 5), (5000, 5000, 10)):
+    for m, n, per in ((2000, 1000, 5),) if args.quick else ((20000, 10000, 5), (5000, 5000, 10)):
         rows, cols = np.repeat(np.arange(m), per), rng.integers(0, n, m * per)
         found[f"random {m}x{n}, {per} per row"] = sp.csr_matrix((np.ones(m * per, bool), (rows, cols)), shape=(m, n))
     return found
@@ -342,10 +343,12 @@ def parse(argv):
     parser.add_argument("--observations", type=int, default=300, help="observations per BA scene in 'solve' (300)")
     parser.add_argument("--instances", default="ba1,ba2,ba3,ba4,ba5", help="ADBench BA files (ba1..ba5)")
     parser.add_argument("--repeats", type=int, default=3, help="warm calls per Jacobian (minimum reported)")
+    parser.add_argument("--tools", default="adarray,jax", help="peers for 'jacobian': adarray,jax (default both)")
     parser.add_argument("--quick", action="store_true", help="small sizes, fewer variants (seconds, for tests)")
     parser.add_argument("--out", default=None, help="folder for solvers.md and solvers_cost.png (default: results/)")
     args = parser.parse_args(argv)
     args.sections = [s for s in args.section.split(",") if s]
+    args.tools = [t for t in args.tools.split(",") if t]
     for section in args.sections:
         if section not in SECTIONS:
             parser.error(f"unknown section {section!r}; choose from {', '.join(SECTIONS)}")
