@@ -29,6 +29,7 @@ from .core.ir import Program
 from .core.pytree import flatten, unflatten
 from .core.types import is_float
 from .numpy import moveaxis, reshape
+from .passes.one_hot import identity_seed_program
 from .primitives.rules import broadcast_batch
 from .staging import _Staged, stage
 from .tracing import eval_program, trace_program
@@ -56,6 +57,12 @@ def _jacobian_program(program: Program, wrt, mode: str) -> Program:
     """A program of the primals whose outputs are the batched derivative rows/columns."""
     n = len(program.inputs)
     wrt_avals = [v.aval for v, w in zip(program.inputs, wrt) if w]
+    if mode == "fwd" and wrt_avals:
+        # Forward mode keeps the identity seeds symbolic (passes/one_hot.py): no n x n tangent arrays.
+        batched = identity_seed_program(jvp_program(program, wrt), n, wrt_avals)
+        result, _, _ = trace_program(lambda *primals: eval_program(batched, list(primals))[len(program.outputs):],
+                                     list(program.in_avals), "jacfwd")
+        return result
     if mode == "fwd":
         derivative = jvp_program(program, wrt)
         seed_avals, n_out = wrt_avals, len(program.outputs)
