@@ -1,3 +1,3 @@
 """Benchmarks of adarray: ADBench problems against the peers (`benchmarks.adbench`), micro-benchmarks of the
-parallel primitives, mixed mode. Not installed with the library; `adarray bench` finds this directory next to
-the source tree (editable install) and puts the repository root on sys.path."""
+parallel primitives, mixed mode, the per-call overhead. A second top-level package of the adarray distribution:
+installed with it, so that `adarray bench` imports it by name; no library module imports it."""

@@ -532,9 +532,9 @@ def parse(argv):
 
 
 def available_backends(wanted):
-    from adarray.backends import numba_kernels
+    from adarray.kernels import execution
 
-    return [b for b in wanted if b != "numba" or numba_kernels.available()]
+    return [b for b in wanted if b != "numba" or execution.numba_available()]
 
 
 def main(argv=None) -> int:

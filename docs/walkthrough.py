@@ -25,7 +25,7 @@ import numpy as np
 
 import adarray as ad
 import adarray.numpy as anp
-from adarray.backends.numpy_backend import compile_program
+from adarray.backends.numpy import compile_program
 from adarray.core.types import Aval
 from adarray.passes import simplify
 from adarray.tracing import trace_program

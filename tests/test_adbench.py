@@ -1,17 +1,12 @@
 """ADBench problems (benchmarks/adbench): readers, adarray's objectives and derivatives against finite differences
 and against the independent NumPy formulation, ADBench's own golden values, the output layouts, the protocol."""
 import math
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: benchmarks/ is not installed
-
-from benchmarks.adbench import data as adbench_data  # noqa: E402
-from benchmarks.adbench import harness, reference, tool_adarray  # noqa: E402
-from benchmarks.adbench.data import BAData, FormatError, GMMData, HandData, LSTMData  # noqa: E402
+from benchmarks.adbench import data as adbench_data
+from benchmarks.adbench import harness, reference, tool_adarray
+from benchmarks.adbench.data import BAData, FormatError, GMMData, HandData, LSTMData
 
 ADBENCH_TOLERANCE = 1e-8      # ADBench's JacobianCheck default, for our values against the reference
 DIFFERENCE_TOLERANCE = 1e-6   # derivatives against central differences (step 1e-6, float64)

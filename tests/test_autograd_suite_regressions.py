@@ -11,8 +11,8 @@
 import numpy as np
 import pytest
 
-import adarray  # noqa: F401  (attaches the NumPy implementations)
-from adarray.core.primitive import IMPLS
+from adarray.backends.numpy import IMPLS
+from adarray.primitives.scan import linear_recurrence_p
 
 
 @pytest.mark.parametrize("shape, axis", [((2,), 0), ((3,), 0), ((2, 3), 0), ((3, 2), 1), ((5, 2), 0), ((1,), 0)])
@@ -22,7 +22,7 @@ def test_linear_recurrence_leaves_its_inputs_alone(shape, axis, reverse):
     a, b = rng.random(shape), rng.random(shape)
     for array in (a, b):
         array.setflags(write=False)
-    result = IMPLS["linear_recurrence"](a, b, axis=axis, reverse=reverse)
+    result = IMPLS[linear_recurrence_p](a, b, axis=axis, reverse=reverse)
     moved_a, moved_b = np.moveaxis(a, axis, 0), np.moveaxis(b, axis, 0)
     if reverse:
         moved_a, moved_b = moved_a[::-1], moved_b[::-1]

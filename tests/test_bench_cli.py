@@ -1,21 +1,16 @@
 """`adarray bench`: the ADBench smoke run, the dispatcher's errors, and the per-primitive profiler."""
 import csv
 import functools
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from benchmarks.adbench import data as adbench_data
+from benchmarks.adbench.profiling import PrimitiveProfiler
 
 import adarray as ad
 import adarray.numpy as anp
+from adarray.backends.numpy import IMPLS
 from adarray.cli import main
-from adarray.core.primitive import IMPLS
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: benchmarks/ is not installed
-
-from benchmarks.adbench import data as adbench_data  # noqa: E402
-from benchmarks.adbench.profiling import PrimitiveProfiler  # noqa: E402
 
 try:
     adbench_data.data_root()
@@ -56,27 +51,12 @@ def test_profiled_adbench_run_breaks_time_down_by_primitive(tmp_path, capfd):
     assert (tmp_path / "adbench_profile.md").is_file()
 
 
-@pytest.fixture
-def empty_benchmarks(tmp_path, monkeypatch):
-    folder = tmp_path / "benchmarks"
-    folder.mkdir()
-    (folder / "__init__.py").write_text("")
-    monkeypatch.setenv("ADARRAY_BENCHMARKS", str(folder))
-    return folder
+def test_a_missing_benchmark_module_exits_2_with_a_clear_message(capsys, monkeypatch):
+    from adarray import cli
 
-
-@pytest.mark.parametrize("name, filename", [("mixed", "mixed_mode.py"), ("parallel", "parallel_primitives.py")])
-def test_a_missing_benchmark_file_exits_2_with_a_clear_message(capsys, empty_benchmarks, name, filename):
-    code = main(["bench", name, "--quick"])
-    err = capsys.readouterr().err
-    assert code == 2
-    assert f"the {name!r} benchmark is not available" in err and filename in err
-
-
-def test_a_missing_benchmarks_folder_exits_2(capsys, tmp_path, monkeypatch):
-    monkeypatch.setenv("ADARRAY_BENCHMARKS", str(tmp_path / "nowhere"))
-    assert main(["bench", "adbench"]) == 2
-    assert "cannot find the benchmarks/ folder" in capsys.readouterr().err
+    monkeypatch.setitem(cli.BENCHMARKS, "missing", ("benchmarks.not_there", "not_there.py", "nothing"))
+    assert main(["bench", "missing"]) == 2
+    assert "the 'missing' benchmark is not available" in capsys.readouterr().err
 
 
 def test_bench_without_a_name_lists_the_benchmarks(capsys):

@@ -1,20 +1,14 @@
 """`adarray bench mixed` (benchmarks/mixed_mode.py): a quick run prints every table and passes its gradient
 checks, a wrong gradient makes it exit 1, and the helpers behave. No timing is asserted."""
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from benchmarks import mixed_mode
 
 import adarray.numpy as anp
-from adarray.backends import numba_kernels
 from adarray.cli import main as cli_main
-from adarray.kernels import kernel, kernel_backend
+from adarray.kernels import execution, kernel, kernel_backend
 from adarray.kernels import primitive as kernel_primitive
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: benchmarks/ is not installed
-
-from benchmarks import mixed_mode  # noqa: E402
 
 # adarray only and the NumPy interpreter: no JAX, PyTorch or Numba compilation, so a run takes seconds.
 QUICK = ["--quick", "--tools", "adarray", "--backends", "numpy"]
@@ -59,7 +53,7 @@ def test_a_wrong_gradient_is_reported_and_exits_1(monkeypatch, capsys):
     assert "WRONG gradients:" in out and "hmlstm n=64 loss=square: (b) adarray mixed, NumPy interpreter" in out
 
 
-@pytest.mark.skipif(not numba_kernels.available(), reason="numba is not installed")
+@pytest.mark.skipif(not execution.numba_available(), reason="numba is not installed")
 def test_the_numba_variant_runs_compiled_and_agrees(capsys):
     code = mixed_mode.main(["--quick", "--tools", "adarray", "--backends", "numba", "--section", "hmlstm"])
     out = capsys.readouterr().out
@@ -68,7 +62,7 @@ def test_the_numba_variant_runs_compiled_and_agrees(capsys):
 
 
 def test_without_numba_or_peers_those_variants_are_skipped_with_a_note(monkeypatch, capsys):
-    monkeypatch.setattr(numba_kernels, "available", lambda: False)
+    monkeypatch.setattr(execution, "numba_available", lambda: False)
     monkeypatch.setattr(mixed_mode, "load_peer", lambda name, threads: None)
     code = mixed_mode.main(["--quick", "--section", "branch"])
     out = capsys.readouterr().out

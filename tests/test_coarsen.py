@@ -16,7 +16,7 @@ import pytest
 
 import adarray as ad
 import adarray.numpy as anp
-from adarray.backends.numpy_backend import compile_program
+from adarray.backends.numpy import compile_program
 from adarray.core.ir import Literal
 from adarray.kernels import coarsen_program
 from adarray.kernels import primitive as kernel_primitive

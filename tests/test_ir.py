@@ -4,9 +4,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import adarray.backends.numpy_backend  # noqa: F401  (attaches impls)
+import adarray.backends.numpy  # noqa: F401  (the implementations of every primitive)
 import adarray.primitives  # noqa: F401  (registers primitives)
-from adarray.backends.numpy_backend import compile_program
+from adarray.backends.numpy import compile_program
 from adarray.core.errors import ParseError, ShapeError, VerifyError
 from adarray.core.ir import Eqn, Literal, Program, Var
 from adarray.core.parser import parse_program

@@ -15,8 +15,8 @@ import pytest
 
 import adarray as ad
 import adarray.numpy as anp
-from adarray.backends import numba_kernels, numpy_kernels
-from adarray.kernels import set_kernel_backend
+from adarray.backends.numba import kernels as numba_kernels
+from adarray.kernels import execution, set_kernel_backend
 from adarray.kernels.samples import sample_cell, sample_root, sample_series
 
 numba = pytest.importorskip("numba")
@@ -24,7 +24,7 @@ numba = pytest.importorskip("numba")
 
 @pytest.fixture
 def backend():
-    previous = numpy_kernels.kernel_backend()
+    previous = execution.kernel_backend()
     yield set_kernel_backend
     set_kernel_backend(previous)
 
@@ -65,11 +65,11 @@ def test_numpy_and_numba_agree_on_loops_early_returns_and_nan(backend):
 
 def test_large_calls_run_compiled_automatically(backend):
     backend("auto")
-    x = np.linspace(0.1, 5.0, numpy_kernels.NUMBA_MIN_SIZE)
+    x = np.linspace(0.1, 5.0, execution.NUMBA_MIN_SIZE)
     program, _ = sample_root.scalar_program((np.dtype(np.float64), np.dtype(np.float64)))
     assert np.allclose(sample_root(x, np.array(1.5)), np.sqrt(x))
     assert numba_kernels._compiled.get(program) is not None
-    assert numpy_kernels.numba_enabled()
+    assert execution.numba_enabled()
 
 
 def test_a_program_numba_cannot_compile_raises_when_forced_and_is_interpreted_otherwise():
@@ -89,10 +89,10 @@ NO_NUMBA = textwrap.dedent('''
     import numpy as np
     import adarray as ad
     import adarray.numpy as anp
-    from adarray.backends import numpy_kernels
+    from adarray.kernels import execution
     from adarray.kernels.samples import sample_cell
 
-    assert not numpy_kernels.numba_enabled()
+    assert not execution.numba_enabled()
     n = 200  # 40,000 elements: above the size at which Numba would be used
     rng = np.random.default_rng(0)
     z, zb = rng.random((n, 1)) < 0.3, rng.random((n, 1)) < 0.5
@@ -102,7 +102,7 @@ NO_NUMBA = textwrap.dedent('''
     assert np.allclose(sample_cell(z, zb, c, f, i, g), expected)
     grads = ad.grad(lambda c: anp.sum(sample_cell(z, zb, c, f, i, g)))(c)
     assert np.allclose(grads, np.where(z, 0.0, np.where(zb, 1.0, sig(f))))
-    numpy_kernels.set_kernel_backend("numba")
+    execution.set_kernel_backend("numba")
     try:
         sample_cell(z, zb, c, f, i, g)
     except ad.ExecutionError as error:

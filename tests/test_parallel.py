@@ -10,7 +10,7 @@ from adarray.core.pytree import flatten
 from adarray.core.types import Aval
 from adarray.parallel.api import _trace_operator
 from adarray.parallel.general import general_reduce, general_scan
-from adarray.testing import numerical_gradient
+from adarray.testing import check_grads, numerical_gradient
 
 rng = np.random.default_rng(0)
 
@@ -294,9 +294,62 @@ def test_vmap_of_the_general_rules():
         np.testing.assert_allclose(grads[i], ad.grad(lambda m: anp.sum(ad.scan(matmul, m, identity=np.eye(2))))(ms[i]))
 
 
+def _one_plus(a, b):
+    """(1 + a)(1 + b) - 1: associative and commutative, but no monoid the rules recognise."""
+    return a + b + a * b
+
+
+def _folded(xs):
+    total = xs[0]
+    for x in xs[1:]:
+        total = _one_plus(total, x)
+    return total
+
+
+@pytest.mark.parametrize("op, xs, identity", [
+    (_one_plus, rng.normal(size=6) * 0.4, 0.0),
+    (matmul, rng.normal(size=(5, 2, 2)), np.eye(2)),
+    (_one_plus, rng.normal(size=(5, 40)) * 0.3, np.zeros(40)),  # lane-wise: stays lane-wise
+], ids=["scalars", "matrices", "lanes"])
+def test_no_identity_needed_for_reduce_and_inclusive_scans(op, xs, identity):
+    """Without an identity the operator is lifted to (present, element) pairs; results and
+    derivatives equal those with the identity, to second order."""
+    np.testing.assert_allclose(ad.reduce(op, xs), _folded(xs) if op is _one_plus else np.linalg.multi_dot(list(xs)))
+    np.testing.assert_allclose(ad.scan(op, xs, reverse=True), ad.scan(op, xs, reverse=True, identity=identity))
+    weights = rng.normal(size=np.shape(xs))
+    for given in (None, identity):
+        reduce_loss = lambda v, given=given: anp.sum(ad.reduce(op, v, identity=given) ** 2)  # noqa: E731
+        scan_loss = lambda v, given=given: anp.sum(ad.scan(op, v, identity=given) * weights)  # noqa: E731
+        if given is None:
+            plain = (ad.grad(reduce_loss)(xs), ad.grad(scan_loss)(xs))
+        else:
+            np.testing.assert_allclose(plain[0], ad.grad(reduce_loss)(xs), rtol=1e-10, atol=1e-12)
+            np.testing.assert_allclose(plain[1], ad.grad(scan_loss)(xs), rtol=1e-10, atol=1e-12)
+    check_grads(lambda v: ad.reduce(op, v), (xs,), order=2)
+    check_grads(lambda v: ad.scan(op, v), (xs,), order=2)
+
+
+def test_no_identity_needed_for_reduce_by_index():
+    """The destination supplies each bin's initial value; empty bins keep it."""
+    dest, values = rng.normal(size=4) * 0.4, rng.normal(size=6) * 0.4
+    indices = np.array([0, 2, 2, 0, 2, 7])   # bin 1 and bin 3 stay empty, 7 is ignored
+    expected = dest.copy()
+    for i, v in zip(indices, values):
+        if 0 <= i < 4:
+            expected[i] = _one_plus(expected[i], v)
+    np.testing.assert_allclose(ad.reduce_by_index(dest, _one_plus, indices, values), expected)
+    check_grads(lambda d, v: ad.reduce_by_index(d, _one_plus, indices, v), (dest, values), order=2)
+
+
+def test_an_identity_is_required_only_where_it_is_used():
+    with pytest.raises(ad.ArgumentError, match="empty axis .* identity"):
+        ad.reduce(_one_plus, np.ones(0))
+    with pytest.raises(ad.ArgumentError, match="exclusive scan .* identity"):
+        ad.scan(_one_plus, np.ones(3), inclusive=False)
+    assert ad.reduce(_one_plus, np.zeros(0), identity=0.0) == 0.0
+
+
 def test_bad_operators_are_clear_errors():
-    with pytest.raises(ad.ArgumentError, match="identity"):
-        ad.reduce(lambda a, b: a + 2 * b, np.ones(3))
     with pytest.raises(ad.ShapeError, match="must return one element"):
         ad.reduce(lambda a, b: (a, b), np.ones(3), identity=0.0)
     with pytest.raises(ad.ArgumentError, match="unknown operator"):

@@ -1,16 +1,11 @@
 """`adarray bench parallel --quick`: every primitive x operator x rule row the issue asks for is
 measured, and the specialised rules run without the general machinery."""
-import sys
-from pathlib import Path
 
 import numpy as np
+from benchmarks.parallel_primitives import cases
 
 import adarray as ad
 from adarray.cli import main
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: benchmarks/ is not installed
-
-from benchmarks.parallel_primitives import cases  # noqa: E402
 
 
 def test_quick_run_covers_every_primitive_operator_and_rule(capsys):

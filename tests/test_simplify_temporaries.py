@@ -4,7 +4,7 @@ one's replacement, and the simplified program computed something else (found thr
 Runge-Kutta stages, whose products by constants rescale)."""
 import numpy as np
 
-from adarray.backends.numpy_backend import compile_program
+from adarray.backends.numpy import compile_program
 from adarray.core.types import Aval
 from adarray.passes import simplify
 from adarray.primitives import elementwise as ew

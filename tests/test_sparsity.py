@@ -40,25 +40,37 @@ def _pattern(program, args):
 
 def _dense_jacobian(program, args):
     """The Jacobian of every output (rows, in order; integer outputs give zero rows) with respect to every
-    float input (columns, in order), by ad.jacfwd."""
+    float input (columns, in order), by ad.jacfwd. A complex input is split into its real and imaginary
+    parts (jacfwd takes real arguments); its column is non-zero where either part's is."""
     wrt = [is_float(v.aval.dtype) for v in program.inputs]
     float_args = [a for a, w in zip(args, wrt) if w]
+    parts = []  # real arguments: each real input, or the real and imaginary parts of a complex one
+    for a in float_args:
+        parts += [a.real, a.imag] if np.iscomplexobj(a) else [a]
 
-    def outputs(*floats):
+    def outputs(*reals):
+        it = iter(reals)
+        floats = [next(it) + 1j * next(it) if np.iscomplexobj(a) else next(it) for a in float_args]
+        floats = [f.astype(a.dtype) if np.iscomplexobj(a) else f for f, a in zip(floats, float_args)]
         it = iter(floats)
         full = [next(it) if w else a for a, w in zip(args, wrt)]
         return [out for out, aval in zip(eval_program(program, full), program.out_avals) if is_float(aval.dtype)]
 
-    blocks = ad.jacfwd(outputs, argnums=tuple(range(len(float_args))))(*float_args)
+    blocks = ad.jacfwd(outputs, argnums=tuple(range(len(parts))))(*parts) if parts else []
     float_blocks = iter(blocks)
     rows = []
     for aval in program.out_avals:
         if not is_float(aval.dtype):
             rows.append(np.zeros((aval.size, sum(np.size(a) for a in float_args))))
             continue
-        per_input = next(float_blocks)
-        rows.append(np.concatenate([np.reshape(b, (aval.size, np.size(a))) for b, a in zip(per_input, float_args)],
-                                   axis=1))
+        per_part = iter(next(float_blocks))
+        columns = []
+        for a in float_args:
+            block = np.abs(np.reshape(next(per_part), (aval.size, np.size(a))))
+            if np.iscomplexobj(a):
+                block = block + np.abs(np.reshape(next(per_part), (aval.size, np.size(a))))
+            columns.append(block)
+        rows.append(np.concatenate(columns, axis=1))
     return np.concatenate(rows, axis=0) if rows else np.zeros((0, 0))
 
 

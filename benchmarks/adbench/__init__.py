@@ -8,7 +8,7 @@ Modules:
                the four objectives per tool; `prepare(problem, data)` returns a `harness.Task`
     harness    ADBench's timing protocol, peak memory, checks
     report     Markdown, CSV and plots
-    profiling  per-primitive time of adarray's interpreter (wraps adarray.core.primitive.IMPLS)
+    profiling  per-primitive time of adarray's interpreter (wraps adarray.backends.numpy.IMPLS)
     run        the command line: `adarray bench adbench ...` or `python -m benchmarks.adbench ...`
 
 Only numpy, scipy and adarray are needed; the peers are imported when present.

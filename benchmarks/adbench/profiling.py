@@ -1,6 +1,6 @@
 """A per-primitive time breakdown of adarray's NumPy interpreter, without touching the backend.
 
-`PrimitiveProfiler` replaces every implementation in `adarray.core.primitive.IMPLS` (primitive name -> NumPy
+`PrimitiveProfiler` replaces every implementation in `adarray.backends.numpy.IMPLS` (primitive -> NumPy
 function) by a timing wrapper while it is active, and puts the originals back on exit. Compiled programs capture
 the implementation functions when they are compiled, so only programs compiled while a profiler is active are
 measured: profile freshly created functions (new `ad.jit`/`ad.grad` wrappers of new function objects) and make
@@ -22,7 +22,7 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 
-from adarray.core.primitive import IMPLS
+from adarray.backends.numpy import IMPLS
 
 _active: list = []  # the profilers recording now, innermost last
 
@@ -68,9 +68,9 @@ class PrimitiveProfiler:
         if self._originals is not None:
             raise RuntimeError("this PrimitiveProfiler is already active")
         self._originals = dict(IMPLS)
-        for name, fn in self._originals.items():
+        for primitive, fn in self._originals.items():
             if not hasattr(fn, "__wrapped__"):
-                IMPLS[name] = _wrap(name, fn)
+                IMPLS[primitive] = _wrap(primitive.name, fn)
         _active.append(self)
         self._started = time.perf_counter()
         return self

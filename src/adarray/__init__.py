@@ -16,7 +16,7 @@ from . import (
 )
 from . import primitives as _primitives  # noqa: F401  (registers every primitive)
 from .api import grad, jit, jvp, make_ir, value_and_grad, vjp
-from .backends import numpy_backend as _numpy_backend  # noqa: F401  (attaches the NumPy impls)
+from .backends import numpy as _numpy_backend  # noqa: F401  (the default backend: implementations, eager calls)
 from .batching import vmap
 from .control import checkpoint, cond, custom_jvp, custom_vjp, fold, fori_loop, switch, while_loop
 from .control.fixed_point import fixed_point

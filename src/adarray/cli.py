@@ -3,7 +3,7 @@
     adarray demo                                   fit a small MLP, print the gradient IR, check it
     adarray ir model.py:loss --shapes "f64[3,4],f64[4]"   print a function's IR and its gradient's
     adarray check                                  gradients of built-in functions vs finite differences
-    adarray bench adbench|parallel|mixed|overhead|solvers [...]   benchmarks from the repository's benchmarks/ folder
+    adarray bench adbench|parallel|mixed|overhead|solvers [...]   benchmarks (the `benchmarks` package)
 
 `main(argv)` returns the exit code: 0 on success, 1 when a check fails or the
 traced function raises, 2 for a bad command line (unknown file or function,
@@ -312,7 +312,7 @@ def cmd_check(args) -> int:
 
 # --- adarray bench ------------------------------------------------------------------------------
 
-# benchmark name -> (module under benchmarks/, its file, what it measures); each module has main(argv) -> exit status
+# benchmark name -> (module of the benchmarks package, its file, what it measures); each has main(argv) -> exit status
 BENCHMARKS = {
     "adbench": ("benchmarks.adbench.run", "adbench/run.py",
                 "ADBench GMM, BA, hand and LSTM against the installed peers (JAX, PyTorch, autograd)"),
@@ -382,35 +382,19 @@ class Progress:
                   flush=True)
 
 
-def benchmarks_dir():
-    """The repository's benchmarks/ folder: $ADARRAY_BENCHMARKS, else next to src/ (editable install)."""
-    from pathlib import Path
-
-    explicit = os.environ.get("ADARRAY_BENCHMARKS")
-    candidates = [Path(explicit)] if explicit else [Path(__file__).resolve().parents[2] / "benchmarks"]
-    for candidate in candidates:
-        if (candidate / "__init__.py").is_file():
-            return candidate.resolve()
-    raise UsageError(f"cannot find the benchmarks/ folder (looked in {', '.join(map(str, candidates))}). The "
-                     "benchmarks are not installed with the library: install adarray from a source checkout "
-                     "(pip install -e .) or set ADARRAY_BENCHMARKS to the checkout's benchmarks/ folder")
-
-
 def _import_benchmark(name: str):
-    folder = benchmarks_dir()
-    module_name, filename, _ = BENCHMARKS[name]
-    if not (folder / filename).is_file():
-        raise UsageError(f"the {name!r} benchmark is not available: {folder / filename} does not exist")
-    root = str(folder.parent)
-    if root not in sys.path:
-        sys.path.insert(0, root)
-    package = sys.modules.get("benchmarks")
-    if package is not None and os.path.dirname(os.path.abspath(package.__file__ or "")) != str(folder):
-        raise UsageError(f"a different 'benchmarks' package is already imported ({package.__file__}); "
-                         f"run from elsewhere or unset ADARRAY_BENCHMARKS")
-    module = importlib.import_module(module_name)
+    """The benchmark's module from the `benchmarks` package (installed with adarray, not part of the
+    library: it is imported by name here, at run time, and by nothing else)."""
+    module_name, _, _ = BENCHMARKS[name]
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as error:
+        if not (error.name or "").startswith("benchmarks"):
+            raise
+        raise UsageError(f"the {name!r} benchmark is not available: {module_name} is not installed (install "
+                         "adarray from a source checkout: pip install -e '.[bench]')") from None
     if not callable(getattr(module, "main", None)):
-        raise UsageError(f"{folder / filename} has no main(argv) function")
+        raise UsageError(f"{module_name} has no main(argv) function")
     return module
 
 
@@ -426,9 +410,9 @@ def cmd_bench(args) -> int:
         return module.main((["--profile"] if args.profile else []) + rest)
     if not args.profile:
         return module.main(rest)
-    from benchmarks.adbench.profiling import PrimitiveProfiler
+    profiling = importlib.import_module("benchmarks.adbench.profiling")  # by name, like the benchmarks
 
-    with PrimitiveProfiler() as profile:  # programs compiled during the run are measured
+    with profiling.PrimitiveProfiler() as profile:  # programs compiled during the run are measured
         code = module.main(rest)
     print("\n" + profile.table(top=20, title=f"adarray bench {args.benchmark}: time per primitive"))
     return code

@@ -4,7 +4,7 @@
 
 See docs/adding_a_primitive.md for a worked example. Everything here only re-exports.
 """
-from .backends.numpy_backend import impl
+from .backends.numpy import impl
 from .core.builder import Builder
 from .core.ir import Eqn, Literal, Program, Var
 from .core.primitive import NOT_DIFFERENTIABLE, REGISTRY, Primitive, Zero, is_zero, unsupported

@@ -23,7 +23,7 @@ import weakref
 
 import numpy as np
 
-from .backends.numpy_backend import compile_program
+from .backends.numpy import compile_program
 from .core.errors import ArgumentError, Error
 from .core.ir import Program
 from .core.pytree import TreeDef, flatten, leaf_paths, unflatten

@@ -111,6 +111,25 @@ class Program:
         return id(self)
 
 
+def walk(program: Program, inputs, step, literal=lambda literal: literal.value) -> list:
+    """Visit `program`'s equations in order, carrying one value per variable (of any kind: arrays,
+    tracers, (primal, tangent) pairs, ...): `step(eqn, input values)` returns one value per output
+    (a list), `literal` turns a Literal into a value. Returns the values of the program's outputs.
+    The tracer (eval_program), jvp, vjp's forward sweep, vmap and the guard pass are walks.
+
+    >>> walk(program, arrays, lambda eqn, ins: [f(*ins)])  # doctest: +SKIP
+    """
+    env = {id(var): value for var, value in zip(program.inputs, inputs)}
+
+    def read(atom):
+        return literal(atom) if isinstance(atom, Literal) else env[id(atom)]
+
+    for eqn in program.eqns:
+        for var, value in zip(eqn.outputs, step(eqn, [read(atom) for atom in eqn.inputs])):
+            env[id(var)] = value
+    return [read(atom) for atom in program.outputs]
+
+
 def dead_after(program: Program) -> list[tuple[Var, ...]]:
     """For each equation, the variables no later equation reads: read there for the last time, or
     written there and never read. Program outputs never die. Interpreters free these values."""

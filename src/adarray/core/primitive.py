@@ -2,7 +2,7 @@
 
 A primitive owns its shape rule (`abstract_eval`) and its transformation rules
 (`jvp`, `vjp`, `transpose`, `batch`), or an explicit marker saying why a rule is
-absent. The NumPy implementation is attached by the NumPy backend (`impl`).
+absent. Implementations live in the backends, in tables keyed by the primitive object.
 
 Rule signatures (single-output primitives get and return single values, the
 others lists; zeros are `Zero` markers):
@@ -17,7 +17,6 @@ from .errors import UnsupportedError
 from .types import Aval
 
 REGISTRY: dict[str, Primitive] = {}
-IMPLS: dict = {}  # primitive name -> NumPy implementation, filled by the NumPy backend
 
 
 class Marker:
@@ -62,7 +61,13 @@ def set_binder(binder) -> None:
 
 
 class Primitive:
-    """An IR operation. Create with a name and a shape rule, then attach rules."""
+    """An IR operation. Create with a name and a shape rule, then attach rules.
+
+    The slots are every rule a primitive can have; a transformation reads only these.
+    """
+
+    __slots__ = ("name", "abstract_eval", "multiple_results", "jvp", "vjp", "transpose", "batch", "sample",
+                 "elementwise", "prune", "forward_with_residuals")
 
     def __init__(self, name: str, abstract_eval, *, multiple_results: bool = False):
         if name in REGISTRY:
@@ -79,11 +84,11 @@ class Primitive:
         # Optional, for multiple results: (eqn, used flags) -> an Eqn computing only the used outputs
         # (dead-code elimination calls it; without it an equation runs whole or not at all).
         self.prune = None
+        # Optional, for reverse mode: (*inputs, **params) -> (outputs, residuals): the forward sweep
+        # computes the outputs and whatever its vjp rule will need (a loop's tape, checkpoints) at once;
+        # the vjp rule then gets `residuals=`.
+        self.forward_with_residuals = None
         REGISTRY[name] = self
-
-    @property
-    def impl(self):
-        return IMPLS.get(self.name)
 
     def bind(self, *args, **params):
         return _binder(self, args, params)

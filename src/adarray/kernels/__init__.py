@@ -10,13 +10,13 @@
 (lower.py); a call is one `kernel` equation (primitive.py) whose derivatives are source
 transformations of that IR (derivative.py); `coarsen` turns chains of elementwise array
 operations into kernels (coarsen.py). The NumPy backend interprets kernels with masks
-(backends/numpy_kernels.py); with Numba installed they compile to fused loops (numba_kernels.py).
+(backends/numpy/kernels.py); with Numba installed they compile to fused loops (backends/numba/),
+as `execution.py` chooses.
 This layer sits above control flow, whose cond and while primitives the scalar IR uses.
 """
-from ..backends import numpy_kernels as _numpy_kernels  # noqa: F401  (the kernel primitive's impl)
-from ..backends.numpy_kernels import kernel_backend, set_kernel_backend
 from .coarsen import coarsen, coarsen_program
 from .derivative import cotangent_program, partials_program, tangent_program
+from .execution import kernel_backend, set_kernel_backend
 from .kernel import Kernel, kernel
 from .primitive import MAX_ARITY, kernel_p, max_arity
 from .samples import attach_sampler as _attach_sampler

@@ -34,6 +34,7 @@ from ..primitives.structural import broadcast_to, reshape
 from ..tracing import Tracer, current_trace, eval_program
 from ..transforms.vjp import vjp_program
 from ..transforms.vmap import vmap_program
+from . import execution
 from .derivative import cotangent_program, float_flags, has_singular, partials_program, scale, tangent_program
 
 # Above this many partials per element, reverse mode over the kernel's operations is faster than
@@ -44,9 +45,7 @@ MAX_ARITY = {"numpy": 12, "numba": 32}
 
 
 def max_arity() -> int:
-    from ..backends import numpy_kernels
-
-    return MAX_ARITY["numba" if numpy_kernels.numba_enabled() else "numpy"]
+    return MAX_ARITY["numba" if execution.numba_enabled() else "numpy"]
 
 
 def broadcast_shape(name, avals) -> tuple[int, ...]:

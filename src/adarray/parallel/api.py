@@ -125,15 +125,49 @@ def _prepare(op, xs, axis, what):
     return recognize(program), program, moved, tree, element_avals, axis
 
 
-def _identity_leaves(identity, tree, element_avals, what):
+def _identity_leaves(identity, tree, element_avals, what, why="a user operator needs"):
     if identity is None:
-        raise ArgumentError(f"{what}: a user operator needs its identity element (identity=...)")
+        raise ArgumentError(f"{what}: {why} its identity element (identity=...)")
     leaves, given = flatten(identity)
     if given != tree:
         raise ShapeError(f"{what}: the identity's structure {given} differs from the elements' {tree}")
     if any(isinstance(e, Tracer) for e in leaves):
         raise ArgumentError(f"{what}: the identity must be a constant, not a traced value")
     return [np.broadcast_to(np.asarray(e, a.dtype), a.shape) for e, a in zip(leaves, element_avals)]
+
+
+def _adjoin_identity(program, element_avals):
+    """The operator on (present, element) pairs, whose identity is (0, anything): a semigroup made a
+    monoid, so that a reduce, an inclusive scan or a histogram needs no identity from the user.
+    An absent operand is replaced by the other one before the operator runs, so the operator only
+    ever sees data, never the placeholder (whose values could make its derivatives NaN). The flag is
+    a float with the lanes of a lane-wise operator, which keeps the lifted operator lane-wise.
+
+    Returns (lifted program, flag aval, identity leaves)."""
+    k = len(element_avals)
+    floats = [a.dtype for a in element_avals if np.issubdtype(a.dtype, np.floating)]
+    flag = Aval(lanes(program) or (), np.result_type(*floats) if floats else np.dtype(np.float64))
+
+    def combine(*args):
+        has_a, a, has_b, b = args[0], args[1:k + 1], args[k + 1], args[k + 2:]
+        present_a, present_b = (ew.gt(f, np.zeros(flag.shape, flag.dtype)) for f in (has_a, has_b))
+
+        def where(present, x, y):
+            return ew.select(broadcast_in_dim(present, shape(x), tuple(range(len(flag.shape)))), x, y)
+
+        left = [where(present_a, x, y) for x, y in zip(a, b)]
+        right = [where(present_b, y, x) for x, y in zip(left, b)]
+        combined = eval_program(program, left + right)
+        both = ew.logical_and(present_a, present_b)
+        return [ew.maximum(has_a, has_b)] + [where(both, c, x) for c, x in zip(combined, left)]
+
+    avals = [flag] + list(element_avals) + [flag] + list(element_avals)
+    lifted, _, _ = trace_program(combine, avals, "operator with identity")
+    return lifted, flag, [np.zeros(flag.shape, flag.dtype)] + [np.zeros(a.shape, a.dtype) for a in element_avals]
+
+
+def _present(flag, count):
+    return np.ones((count,) + flag.shape, flag.dtype)
 
 
 def reduce(op, xs, axis=0, identity=None):
@@ -151,8 +185,12 @@ def reduce(op, xs, axis=0, identity=None):
         reducer = {"add": sum_, "mul": prod, "max": max_, "min": min_, "and": all_, "or": any_,
                    "logaddexp": logsumexp}[monoid]
         return unflatten(tree, [reducer(x, axis=0)])
-    outs = general_reduce(program, moved, _identity_leaves(identity, tree, element_avals, "reduce"))
-    return unflatten(tree, outs)
+    n = shape(moved[0])[0]
+    if identity is None and n:
+        lifted, flag, identities = _adjoin_identity(program, element_avals)
+        return unflatten(tree, general_reduce(lifted, [_present(flag, n)] + moved, identities)[1:])
+    identities = _identity_leaves(identity, tree, element_avals, "reduce", "an empty axis with a user operator needs")
+    return unflatten(tree, general_reduce(program, moved, identities))
 
 
 def scan(op, xs, axis=0, reverse=False, inclusive=True, identity=None):
@@ -169,9 +207,14 @@ def scan(op, xs, axis=0, reverse=False, inclusive=True, identity=None):
         identities = [broadcast_in_dim(base, shape(x)[1:], ())]
         outs = [result]
     else:
-        identities = _identity_leaves(identity, tree, element_avals, "scan")
         ordered = [flip(x, 0) for x in moved] if reverse else moved
-        outs = general_scan(program, ordered, identities)
+        if identity is None and inclusive:
+            lifted, flag, lifted_identities = _adjoin_identity(program, element_avals)
+            outs = general_scan(lifted, [_present(flag, shape(moved[0])[0])] + ordered, lifted_identities)[1:]
+        else:
+            identities = _identity_leaves(identity, tree, element_avals, "scan",
+                                          "an exclusive scan starts from")
+            outs = general_scan(program, ordered, identities)
         outs = [flip(o, 0) for o in outs] if reverse else outs
     if not inclusive:
         outs = _shifted(outs, identities, later=reverse) if shape(outs[0])[0] else outs
@@ -225,10 +268,15 @@ def reduce_by_index(dest, op, indices, values, identity=None):
     if monoid is not None:
         return unflatten(dest_tree, [_monoid_by_index(monoid, asarray(dest_leaves[0]), target,
                                                       asarray(value_leaves[0]), bins)])
-    identities = _identity_leaves(identity, dest_tree, element_avals, "reduce_by_index")
-    partial = _segmented(program, target, [asarray(v) for v in value_leaves], identities, bins, n)
-    outs = _map(program, bins, [asarray(d) for d in dest_leaves] + partial)
-    return unflatten(dest_tree, outs)
+    dests, values = [asarray(d) for d in dest_leaves], [asarray(v) for v in value_leaves]
+    if identity is None:  # the destination supplies the initial values: no identity is needed
+        program, flag, identities = _adjoin_identity(program, element_avals)
+        dests, values = [_present(flag, bins)] + dests, [_present(flag, n)] + values
+    else:
+        identities = _identity_leaves(identity, dest_tree, element_avals, "reduce_by_index")
+    partial = _segmented(program, target, values, identities, bins, n)
+    outs = _map(program, bins, dests + partial)
+    return unflatten(dest_tree, outs[1:] if identity is None else outs)
 
 
 def _with_extra_bin(x, fill):

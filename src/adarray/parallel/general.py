@@ -15,18 +15,16 @@ Vectorised operators (Futhark's Iswim/Irwim/Irbiwim): when the operator acts on 
 the elements' trailing axes on its own (`lanes`), the scan rules take per-position k x k Jacobians
 (k leaves per element) and solve one recurrence per position (linear_recurrence for k = 1) instead
 of dense (k |T|)^2 Jacobians; vmap of a scalar operator gives such an operator too.
-Implementations: log2(n) passes of the operator batched over the whole array (Hillis-Steele for
-the scan, a pairwise tree for the reduction).
+The NumPy implementations (backends/numpy/parallel.py): log2(n) passes of the operator batched
+over the whole array (Hillis-Steele for the scan, a pairwise tree for the reduction).
 """
 from __future__ import annotations
-
-import weakref
 
 import numpy as np
 
 from ..core.errors import ShapeError
 from ..core.ir import Literal, Program, Var
-from ..core.primitive import IMPLS, Primitive, is_zero
+from ..core.primitive import Primitive, is_zero
 from ..core.types import is_float
 from ..passes import simplify
 from ..primitives import elementwise as ew
@@ -382,49 +380,6 @@ def _batch(primitive, leading_output: bool):
 
 general_scan_p.batch = _batch(general_scan_p, True)
 general_reduce_p.batch = _batch(general_reduce_p, False)
-
-
-# --- NumPy implementations (they batch the operator, hence live above transforms) ----------------
-
-_batched_ops: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def _batched_operator(op: Program, n: int):
-    from ..backends.numpy_backend import compile_program
-
-    cache = _batched_ops.setdefault(op, {})
-    if n not in cache:
-        cache[n] = compile_program(simplify(_batched(op, n)[0]))
-    return cache[n]
-
-
-def _scan_impl(*args, op, identity):
-    ys, identity = [np.asarray(x) for x in args], identity_values(identity)
-    n = ys[0].shape[0]
-    if n == 0:
-        return [y.copy() for y in ys]
-    combine, step = _batched_operator(op, n), 1
-    while step < n:
-        earlier = [np.concatenate([np.broadcast_to(e, (step,) + e.shape), y[:-step]]) for y, e in zip(ys, identity)]
-        ys = [np.asarray(y) for y in combine(*earlier, *ys)]
-        step *= 2
-    return ys
-
-
-def _reduce_impl(*args, op, identity):
-    level, identity = [np.asarray(x) for x in args], identity_values(identity)
-    if level[0].shape[0] == 0:
-        return [e.copy() for e in identity]
-    while level[0].shape[0] > 1:
-        if level[0].shape[0] % 2:
-            level = [np.concatenate([x, e[None]]) for x, e in zip(level, identity)]
-        half = level[0].shape[0] // 2
-        pairs = [x[0::2] for x in level] + [x[1::2] for x in level]
-        level = [np.asarray(y) for y in _batched_operator(op, half)(*pairs)]
-    return [x[0] for x in level]
-
-
-IMPLS["general_scan"], IMPLS["general_reduce"] = _scan_impl, _reduce_impl
 
 
 def _sample_operators():

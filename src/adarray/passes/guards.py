@@ -12,7 +12,8 @@ at zero, where JAX and PyTorch give NaN (jax#21723, jax#4177, autograd#151).
 """
 from __future__ import annotations
 
-from ..core.ir import Literal, Program, Var
+from ..core.ir import Literal, Program, Var, walk
+from ..core.types import is_real_float
 from ..primitives import elementwise as ew
 from ..tracing import trace_program
 
@@ -55,29 +56,23 @@ def _is_square(atom, producers) -> bool:
 def guard_square_roots(program: Program) -> Program:
     """The program with every sqrt of a sum of squares guarded at zero (values unchanged)."""
     producers = {id(v): eqn for eqn in program.eqns for v in eqn.outputs}
-    guarded = [eqn for eqn in program.eqns if _is_square_root(eqn) and _is_sum_of_squares(eqn.inputs[0], producers)]
+    guarded = [eqn for eqn in program.eqns if _is_square_root(eqn) and is_real_float(eqn.inputs[0].aval.dtype)
+               and _is_sum_of_squares(eqn.inputs[0], producers)]  # complex squares are not >= 0
     if not guarded:
         return program
     chosen = {id(eqn) for eqn in guarded}
 
+    def step(eqn, ins):
+        if id(eqn) in chosen:
+            s = ins[0]
+            at_zero = ew.eq(s, ew.zeros_like(s))
+            root = ew.sqrt(ew.select(at_zero, ew.full_like(s, 1.0), s))
+            return [ew.select(at_zero, ew.zeros_like(s), root)]
+        outs = eqn.prim.bind(*ins, **eqn.params)
+        return outs if eqn.prim.multiple_results else [outs]
+
     def run(*args):
-        env = {id(v): a for v, a in zip(program.inputs, args)}
-
-        def read(atom):
-            return atom.value if isinstance(atom, Literal) else env[id(atom)]
-
-        for eqn in program.eqns:
-            ins = [read(a) for a in eqn.inputs]
-            if id(eqn) in chosen:
-                s = ins[0]
-                at_zero = ew.eq(s, ew.zeros_like(s))
-                root = ew.sqrt(ew.select(at_zero, ew.full_like(s, 1.0), s))
-                outs = ew.select(at_zero, ew.zeros_like(s), root)
-            else:
-                outs = eqn.prim.bind(*ins, **eqn.params)
-            for var, value in zip(eqn.outputs, outs if eqn.prim.multiple_results else [outs]):
-                env[id(var)] = value
-        return [read(a) for a in program.outputs]
+        return walk(program, args, step)
 
     result, _, _ = trace_program(run, list(program.in_avals), "guarded")
     return result

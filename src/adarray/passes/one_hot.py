@@ -42,6 +42,7 @@ from ..primitives.reduce import reduce_sum
 from ..primitives.rules import aval_of_value, broadcast_batch
 from ..primitives.structural import broadcast_in_dim, concatenate, reshape, transpose
 from ..tracing import trace_program
+from ..tracing.eager import evaluate
 
 TERM_LIMIT = 24
 
@@ -314,7 +315,7 @@ def _structural(interp, eqn, values):
         return out
 
     return interp.mapped(eqn, values[0], lambda v: prim.bind(v, **params),
-                         lambda i: _index_op(i, lambda a: np.asarray(prim.impl(a, **params)),
+                         lambda i: _index_op(i, lambda a: np.asarray(evaluate(prim, [a], params)),
                                              lambda t: prim.bind(t, **params)), dense)
 
 

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.errors import ExecutionError
 from ..core.ir import Eqn, Literal, Program, Var, params_key
+from ..tracing import evaluate
 from ..tracing.tracer import CONSTANT_LIMIT  # non-uniform constants fold up to this size, in and out
 from .dce import eliminate_dead_code
 
@@ -152,12 +154,12 @@ def _is(atom, number) -> bool:
 
 def _fold(eqn: Eqn, inputs):
     """Evaluate an equation whose inputs are all literals, or return None."""
-    if not all(isinstance(a, Literal) for a in inputs) or eqn.prim.impl is None:
+    if not all(isinstance(a, Literal) for a in inputs):
         return None
     uniform = [a.uniform for a in inputs]
     if eqn.prim.elementwise and all(u is not None for u in uniform):
         with np.errstate(all="ignore"):
-            value = eqn.prim.impl(*[np.asarray(u, a.aval.dtype) for u, a in zip(uniform, inputs)], **eqn.params)
+            value = evaluate(eqn.prim, [np.asarray(u, a.aval.dtype) for u, a in zip(uniform, inputs)], eqn.params)
         return [Literal(np.asarray(value, eqn.outputs[0].aval.dtype), eqn.outputs[0].aval)]
     if eqn.prim.name in ("broadcast_in_dim", "reshape", "transpose") and uniform[0] is not None:
         return [Literal(np.asarray(uniform[0], inputs[0].aval.dtype), eqn.outputs[0].aval)]
@@ -167,8 +169,8 @@ def _fold(eqn: Eqn, inputs):
         return None
     with np.errstate(all="ignore"):
         try:
-            value = eqn.prim.impl(*[a.value for a in inputs], **eqn.params)
-        except (IndexError, ValueError):
+            value = evaluate(eqn.prim, [a.value for a in inputs], eqn.params)
+        except (IndexError, ValueError, ExecutionError):
             return None  # leave it for run time, where the error names the equation
     values = value if eqn.prim.multiple_results else [value]
     return [Literal(np.asarray(v, var.aval.dtype), var.aval) for v, var in zip(values, eqn.outputs)]

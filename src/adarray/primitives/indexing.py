@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.errors import ShapeError
-from ..core.primitive import IMPLS, Primitive, Zero, is_zero
+from ..core.primitive import Primitive, Zero, is_zero
 from ..core.types import Aval, is_float
 from . import elementwise as ew
 from .rules import add_tangents, aval_of_value, batch_all, broadcast_batch, instantiate, nondifferentiable
@@ -92,6 +92,10 @@ def _scatter_abstract_eval(x, updates, *indices, spec, op):
     shape = gather_shape(x, spec, indices)
     if updates.shape != shape or updates.dtype != x.dtype:
         raise ShapeError(f"scatter: updates {updates} do not match the indexed window {x.update(shape=shape)}")
+    if op in ("min", "max"):
+        from .rules import refuse_complex
+
+        refuse_complex(f"scatter[op={op}]", x)
     return x
 
 
@@ -244,6 +248,9 @@ def _mul_partials_abstract_eval(x, updates, targets, weights):
 
 def _winner_abstract_eval(x, updates, output, targets):
     _flat_abstract_eval("scatter_winner", True)(x, updates, targets)
+    from .rules import refuse_complex
+
+    refuse_complex("scatter_winner", x)
     if output != x:
         raise ShapeError(f"scatter_winner: the output {output} must match x {x}")
     return Aval(x.shape, np.int64)
@@ -424,67 +431,6 @@ def _winner_batch(args, batched, size):
 scatter_mul_partials_p.batch, scatter_winner_p.batch = _mul_partials_batch, _winner_batch
 
 
-def _wrapped(targets, m):
-    targets = np.asarray(targets).astype(np.intp, copy=False)
-    if targets.size and targets.min() < 0:
-        targets = np.where(targets < 0, targets + m, targets)
-    return targets
-
-
-def _scatter_mul_partials_impl(x, updates, targets, weights):
-    """Zero counting per slot (the product of the non-zero updates and how many are zero), then one
-    gather and one division over the updates; if a divided product is not a normal finite number (an
-    overflow or underflow would make the quotient inexact) everything takes the exact route instead."""
-    x, updates, weights, targets = np.asarray(x), np.asarray(updates), np.asarray(weights), np.asarray(targets)
-    m = x.shape[0]  # NumPy's fancy indexing and ufunc.at wrap negative targets; bincount needs them wrapped
-    is_zero_update = updates == 0
-    zeros = np.bincount(_wrapped(targets, m), weights=is_zero_update, minlength=m) if is_zero_update.any() else None
-    safe = updates if zeros is None else np.where(is_zero_update, 1, updates)
-    product = np.ones(m, x.dtype)
-    np.multiply.at(product, targets, safe)
-    scaled = weights * x * product
-    divided = product if zeros is None else product[zeros == 0]
-    if not (np.all(np.isfinite(scaled) | ~(np.isfinite(x) & np.isfinite(weights))) and np.all(np.isfinite(divided))
-            and np.all(np.abs(divided) >= np.finfo(x.dtype).tiny)):
-        return _scatter_mul_partials_exact(x, updates, _wrapped(targets, m), weights)
-    if zeros is None:
-        own = scaled[targets]
-        return [weights * product, np.divide(own, updates, out=own)]
-    count, at_slot = zeros[targets], scaled[targets]
-    own = np.where(count == 0, at_slot / safe, np.where((count == 1) & is_zero_update, at_slot, 0))
-    return [(weights * np.where(zeros == 0, product, 0)).astype(x.dtype), own.astype(x.dtype)]
-
-
-def _scatter_mul_partials_exact(x, updates, targets, weights):
-    """Segmented exclusive prefix and suffix products over the slots (no division)."""
-    m, n = x.shape[0], updates.shape[0]
-    keys = np.concatenate([np.arange(m), targets])
-    order = np.argsort(keys, kind="stable")
-    keys, values = keys[order], np.concatenate([x, updates])[order]
-    starts, ends = np.ones(m + n, bool), np.ones(m + n, bool)
-    starts[1:] = ends[:-1] = keys[1:] != keys[:-1]
-    before, after = np.zeros_like(values), np.zeros_like(values)
-    before[1:], after[:-1] = values[:-1], values[1:]
-    recurrence = IMPLS["linear_recurrence"]
-    prefix = recurrence(np.where(starts, 0, before), starts.astype(x.dtype), axis=0, reverse=False)
-    suffix = recurrence(np.where(ends, 0, after), ends.astype(x.dtype), axis=0, reverse=True)
-    others = np.empty_like(values)
-    others[order] = prefix * suffix
-    return [weights * others[:m], weights[targets] * others[m:]]
-
-
-def _scatter_winner_impl(x, updates, output, targets):
-    x, updates, output = np.asarray(x), np.asarray(updates), np.asarray(output)
-    m, n, targets = x.shape[0], updates.shape[0], np.asarray(targets)  # indexing wraps negative targets
-    own = x == output
-    wanted = np.where(own, np.nan, output)  # nothing equals NaN: slots x wins take no update
-    candidates = np.flatnonzero(updates == wanted[targets])
-    first = np.full(m, n, np.int64)
-    np.minimum.at(first, targets[candidates], candidates)
-    return np.where(own, -1, np.where(first < n, first, -2)).astype(np.int64)
-
-
-IMPLS["scatter_mul_partials"], IMPLS["scatter_winner"] = _scatter_mul_partials_impl, _scatter_winner_impl
 
 
 def _index_sampler(rng):

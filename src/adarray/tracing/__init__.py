@@ -1,4 +1,5 @@
 """Staging: the one tracer that records Python array code into a Program."""
+from .eager import evaluate, set_evaluator
 from .tracer import (
     ARRAY_METHODS,
     Trace,
@@ -12,5 +13,5 @@ from .tracer import (
     trace_program,
 )
 
-__all__ = ["ARRAY_METHODS", "Trace", "TraceRecord", "Tracer", "current_trace", "eval_program", "is_tracer",
-           "record_guard", "trace_guarded", "trace_program"]
+__all__ = ["ARRAY_METHODS", "Trace", "TraceRecord", "Tracer", "current_trace", "eval_program", "evaluate", "is_tracer",
+           "record_guard", "set_evaluator", "trace_guarded", "trace_program"]

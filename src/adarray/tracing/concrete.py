@@ -27,6 +27,7 @@ import numpy as np
 from ..core.errors import ExecutionError, TracingError
 from ..core.ir import Literal, Program
 from ..core.types import is_float
+from .eager import evaluate
 
 # The Python conversions a guard may apply, by the word used in messages.
 CONVERSIONS = {bool: "bool()", int: "int()", float: "float()", operator.index: "an index"}
@@ -104,7 +105,7 @@ class ConcreteValues:
         args = [a.value if isinstance(a, Literal) else self._values[id(a)] for a in eqn.inputs]
         try:
             with np.errstate(all="ignore"):  # NaN and inf are values, as in the backend
-                outs = eqn.prim.impl(*args, **eqn.params)
+                outs = evaluate(eqn.prim, args, eqn.params)
         except IndexError as error:
             raise ExecutionError(f"index out of range in `{eqn!r}`: {error}") from None
         for var, out in zip(eqn.outputs, outs if eqn.prim.multiple_results else (outs,)):

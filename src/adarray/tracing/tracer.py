@@ -19,10 +19,11 @@ from ..core import errors as errors_module
 from ..core import primitive as primitive_module
 from ..core.builder import Builder
 from ..core.errors import TracingError
-from ..core.ir import Literal, Program, Var
+from ..core.ir import Literal, Program, Var, walk
 from ..core.pytree import flatten
 from ..core.types import Aval, aval_of
 from .concrete import ConcreteValues, check_conversion, convert
+from .eager import evaluate
 
 # Filled by adarray.numpy: name -> function implementing the operator/method on tracers.
 ARRAY_METHODS: dict = {}
@@ -111,7 +112,7 @@ def _grows_a_constant(prim, args, params) -> bool:
 def _eager(prim, args, params):
     arrays = [a.value if isinstance(a, Literal) else np.asarray(a) for a in args]
     prim.abstract_eval(*[aval_of(a) for a in arrays], **params)
-    return prim.impl(*arrays, **params)
+    return evaluate(prim, arrays, params)
 
 
 primitive_module.set_binder(_bind)
@@ -154,7 +155,7 @@ def trace_guarded(fn, avals, sources, name: str | None = None):
         trace.set_sources(sources)
         leaves, out_tree = flatten(fn(*args))
         for leaf in leaves:
-            if not isinstance(leaf, (Tracer, np.ndarray, np.generic, int, float, bool)):
+            if not isinstance(leaf, (Tracer, np.ndarray, np.generic, int, float, bool, complex)):
                 raise TracingError(
                     f"'{trace.name}' returned a {type(leaf).__name__}; outputs must be arrays or "
                     "nested tuples, lists and dicts of arrays"
@@ -186,16 +187,11 @@ def _mark_dependents(trace) -> None:
 
 def eval_program(program: Program, args):
     """Run a program by binding its equations one by one (inlines it into the current trace)."""
-    env = {id(v): a for v, a in zip(program.inputs, args)}
+    def bind(eqn, ins):
+        outs = eqn.prim.bind(*ins, **eqn.params)
+        return outs if eqn.prim.multiple_results else [outs]
 
-    def read(atom):
-        return atom.value if isinstance(atom, Literal) else env[id(atom)]
-
-    for eqn in program.eqns:
-        outs = eqn.prim.bind(*[read(a) for a in eqn.inputs], **eqn.params)
-        for var, value in zip(eqn.outputs, outs if eqn.prim.multiple_results else (outs,)):
-            env[id(var)] = value
-    return [read(a) for a in program.outputs]
+    return walk(program, args, bind)
 
 
 _CONTROL_FLOW = (
@@ -354,5 +350,8 @@ for _name in ("sum", "prod", "max", "min", "mean", "var", "std", "reshape", "ast
     setattr(Tracer, _name, _method(_name))
 Tracer.T = property(lambda self: ARRAY_METHODS["T"](self))
 Tracer.at = property(lambda self: ARRAY_METHODS["at"](self))
-Tracer.real = property(lambda self: self)
+Tracer.real = property(lambda self: ARRAY_METHODS["real"](self))
+Tracer.imag = property(lambda self: ARRAY_METHODS["imag"](self))
+Tracer.conj = _method("conj")
+Tracer.conjugate = _method("conjugate")
 

@@ -8,7 +8,7 @@ rule; symbolic zeros are skipped and only materialised at the outputs.
 from __future__ import annotations
 
 from ..core.errors import NonDifferentiableError
-from ..core.ir import Literal, Program
+from ..core.ir import Program, walk
 from ..core.primitive import Marker, Zero, is_zero
 from ..core.types import is_float
 from ..passes.guards import guard_square_roots
@@ -35,36 +35,21 @@ def jvp_program(program: Program, wrt) -> Program:
 
 def propagate(program: Program, primals, tangents):
     """Bind `program`'s equations on `primals`, carrying tangents (None or Zero = zero)."""
-    env, tangent_env = {}, {}
-    for var, value, tangent in zip(program.inputs, primals, tangents):
-        env[id(var)] = value
-        if tangent is not None and not is_zero(tangent):
-            tangent_env[id(var)] = tangent
-
-    def read(atom):
-        return atom.value if isinstance(atom, Literal) else env[id(atom)]
-
-    def read_tangent(atom):
-        if isinstance(atom, Literal):
-            return Zero(atom.aval)
-        return tangent_env.get(id(atom), Zero(atom.aval))
-
-    for eqn in program.eqns:
-        ins = [read(a) for a in eqn.inputs]
+    def step(eqn, pairs):
+        ins = [primal for primal, _ in pairs]
         outs = eqn.prim.bind(*ins, **eqn.params)
         out_list = outs if eqn.prim.multiple_results else [outs]
-        for var, value in zip(eqn.outputs, out_list):
-            env[id(var)] = value
-        tangents_in = [read_tangent(a) for a in eqn.inputs]
-        if all(is_zero(t) for t in tangents_in):
-            continue
-        rule = eqn.prim.rule("jvp")
-        if isinstance(rule, Marker):
-            continue
+        tangents_in = [tangent for _, tangent in pairs]
+        rule = None if all(is_zero(t) for t in tangents_in) else eqn.prim.rule("jvp")
+        if rule is None or isinstance(rule, Marker):
+            return [(out, Zero(var.aval)) for out, var in zip(out_list, eqn.outputs)]
         result = rule(tangents_in, ins, outs, **eqn.params)
-        for var, tangent in zip(eqn.outputs, result if eqn.prim.multiple_results else [result]):
-            if not is_zero(tangent) and is_float(var.aval.dtype):
-                tangent_env[id(var)] = tangent
-    out_primals = [read(a) for a in program.outputs]
-    out_tangents = [instantiate(read_tangent(a), a.aval) for a in program.outputs]
-    return out_primals + out_tangents
+        result = result if eqn.prim.multiple_results else [result]
+        return [(out, tangent if is_float(var.aval.dtype) else Zero(var.aval))
+                for out, tangent, var in zip(out_list, result, eqn.outputs)]
+
+    pairs = [(primal, Zero(var.aval) if tangent is None else tangent)
+             for var, primal, tangent in zip(program.inputs, primals, tangents)]
+    outputs = walk(program, pairs, step, literal=lambda literal: (literal.value, Zero(literal.aval)))
+    return [primal for primal, _ in outputs] + [instantiate(tangent, atom.aval)
+                                                 for (_, tangent), atom in zip(outputs, program.outputs)]

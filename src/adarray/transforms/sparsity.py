@@ -54,6 +54,7 @@ from ..primitives.indexing import numpy_index
 from ..primitives.linalg import parse_spec
 from ..primitives.scalar import PIECEWISE_CONSTANT
 from ..tracing import trace_program  # noqa: F401  (used by the doctest)
+from ..tracing.eager import evaluate
 
 # --- index sets: boolean CSR matrices, one row per element ----------------------------------------
 
@@ -246,7 +247,7 @@ def _known_outputs(eqn, infos):
     def compute_all():
         if not results:
             with np.errstate(all="ignore"):
-                value = eqn.prim.impl(*[info.value() for info in infos], **eqn.params)
+                value = evaluate(eqn.prim, [info.value() for info in infos], eqn.params)
             results.extend(value if eqn.prim.multiple_results else [value])
         return results
 
@@ -328,7 +329,7 @@ def move(context, eqn, infos, operands):
         else:
             args.append(context.value(info))
     try:
-        ids = eqn.prim.impl(*args, **eqn.params)
+        ids = evaluate(eqn.prim, args, eqn.params)
     except IndexError as error:
         raise IndexOutOfRangeError(f"jacobian_sparsity: index out of range in `{eqn!r}`: {error}") from None
     return take_rows(blocks, ids, context.columns)
@@ -481,6 +482,20 @@ def _matrix(context, eqn, infos):
     return results
 
 
+def _fft(context, eqn, infos):
+    """Each output element depends on every operand element of its line: the same position along the
+    axes not transformed, anywhere along the transformed ones (rfft/irfft change the last one's length)."""
+    (info,) = infos
+    if info.deps is None:
+        return [None]
+    axes = tuple(eqn.params["axes"])
+    per_line = reduce_union(info.deps, info.aval.shape, axes)
+    out_shape = eqn.outputs[0].aval.shape
+    kept = [1 if d in axes else n for d, n in enumerate(out_shape)]
+    ids = np.arange(int(np.prod(kept, dtype=np.int64))).reshape(kept)
+    return [per_line[np.broadcast_to(ids, out_shape).ravel()]]
+
+
 def _dense(context, eqn, infos):
     """Every output element depends on everything every input depends on."""
     everything = union([spread(info.deps, 1) for info in infos])
@@ -514,7 +529,9 @@ _BY_NAME = {
     "matrix_recurrence": Rule("prefix", _matrix_recurrence, exact=False),
     "einsum": Rule("einsum", _einsum),
     **{name: _MATRIX for name in ("triangular_solve", "cholesky", "solve", "lu", "qr", "eigh", "svd", "det",
-                                   "adjugate", "pinv", "expm")},
+                                   "adjugate", "pinv", "expm", "eig", "adjugate_derivative")},
+    # The DFT matrix has no zero entry, but irfft ignores the imaginary parts of its edge bins.
+    "fft": Rule("matrix", _fft, exact=False),
     "while_grad": Rule("dense", _dense, exact=False),
 }
 

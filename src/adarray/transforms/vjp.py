@@ -11,7 +11,7 @@ output cotangents are all symbolic zeros, are skipped.
 from __future__ import annotations
 
 from ..core.errors import NonDifferentiableError
-from ..core.ir import Literal, Program
+from ..core.ir import Program, walk
 from ..core.primitive import Marker, Zero, is_zero
 from ..core.types import is_float
 from ..passes.guards import guard_square_roots
@@ -50,60 +50,44 @@ def vjp_program(program: Program, wrt, seeds=None) -> Program:
 
 def backpropagate(program: Program, primals, wrt, output_cotangents):
     """Forward sweep on `primals`, then the backward sweep from `output_cotangents`."""
-    env, active = {}, set()
-    for var, value, flag in zip(program.inputs, primals, wrt):
-        env[id(var)] = value
-        if flag:
-            active.add(id(var))
-
-    def read(atom):
-        return atom.value if isinstance(atom, Literal) else env[id(atom)]
-
-    def is_active(atom) -> bool:
-        return not isinstance(atom, Literal) and id(atom) in active
-
     tape = []
-    for eqn in program.eqns:
-        ins = [read(a) for a in eqn.inputs]
-        active_eqn = any(is_active(a) for a in eqn.inputs)
-        forward = getattr(eqn.prim, "forward_with_residuals", None)
+
+    def forward(eqn, pairs):
+        """Values carry whether they depend on a differentiated input (are active)."""
+        ins, needs = [value for value, _ in pairs], tuple(active for _, active in pairs)
         residuals = None
-        if active_eqn and forward is not None:
+        if any(needs) and eqn.prim.forward_with_residuals is not None:
             # Loops decide themselves what the backward sweep keeps (their tape, checkpoints).
-            outs, residuals = forward(*ins, **eqn.params)
+            outs, residuals = eqn.prim.forward_with_residuals(*ins, **eqn.params)
         else:
             outs = eqn.prim.bind(*ins, **eqn.params)
-        out_list = outs if eqn.prim.multiple_results else [outs]
-        for var, value in zip(eqn.outputs, out_list):
-            env[id(var)] = value
-        if active_eqn:
-            for var in eqn.outputs:
-                if is_float(var.aval.dtype):
-                    active.add(id(var))
-            tape.append((eqn, ins, outs, residuals))
+        if any(needs):
+            tape.append((eqn, ins, outs, residuals, needs))
+        return [(value, any(needs) and is_float(var.aval.dtype))
+                for value, var in zip(outs if eqn.prim.multiple_results else [outs], eqn.outputs)]
+
+    outputs = walk(program, list(zip(primals, wrt)), forward, literal=lambda literal: (literal.value, False))
 
     cotangent_env = {}
-    for atom, cotangent in zip(program.outputs, output_cotangents):
-        if is_active(atom) and not is_zero(cotangent):
+    for atom, (_, active), cotangent in zip(program.outputs, outputs, output_cotangents):
+        if active and not is_zero(cotangent):
             cotangent_env[id(atom)] = add_tangents(cotangent_env.get(id(atom), Zero(atom.aval)), cotangent)
 
-    for eqn, ins, outs, residuals in reversed(tape):
+    for eqn, ins, outs, residuals, needs in reversed(tape):
         cts = [cotangent_env.pop(id(v), Zero(v.aval)) for v in eqn.outputs]
         if all(is_zero(c) for c in cts):
             continue
         rule = eqn.prim.rule("vjp")
         if isinstance(rule, Marker):
             continue
-        needs = tuple(is_active(a) for a in eqn.inputs)
         extra = {} if residuals is None else {"residuals": residuals}
         results = rule(cts if eqn.prim.multiple_results else cts[0], ins, outs, needs, **extra, **eqn.params)
         for atom, need, ct in zip(eqn.inputs, needs, results):
             if need and ct is not None and not is_zero(ct):
                 cotangent_env[id(atom)] = add_tangents(cotangent_env.get(id(atom), Zero(atom.aval)), ct)
 
-    outputs = [read(a) for a in program.outputs]
     input_cotangents = [
         instantiate(cotangent_env.get(id(var), Zero(var.aval)))
         for var, flag in zip(program.inputs, wrt) if flag
     ]
-    return outputs, input_cotangents
+    return [value for value, _ in outputs], input_cotangents

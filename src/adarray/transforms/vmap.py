@@ -8,7 +8,7 @@ batched, and the batch size, and returns its output and whether it is batched.
 from __future__ import annotations
 
 from ..core.errors import UnsupportedError
-from ..core.ir import Literal, Program
+from ..core.ir import Program, walk
 from ..tracing import trace_program
 
 
@@ -29,18 +29,8 @@ def vmap_program(program: Program, batched, size: int):
 
 def batch_eqns(program: Program, args, batched, size: int):
     """Bind `program`'s equations on `args` (batched ones with a leading axis of `size`)."""
-    env, is_batched = {}, set()
-    for var, value, flag in zip(program.inputs, args, batched):
-        env[id(var)] = value
-        if flag:
-            is_batched.add(id(var))
-
-    def read(atom):
-        return atom.value if isinstance(atom, Literal) else env[id(atom)]
-
-    for eqn in program.eqns:
-        ins = [read(a) for a in eqn.inputs]
-        flags = tuple(not isinstance(a, Literal) and id(a) in is_batched for a in eqn.inputs)
+    def step(eqn, pairs):
+        ins, flags = [value for value, _ in pairs], tuple(flag for _, flag in pairs)
         if not any(flags):
             outs = eqn.prim.bind(*ins, **eqn.params)
             out_flags = [False] * len(eqn.outputs)
@@ -50,10 +40,7 @@ def batch_eqns(program: Program, args, batched, size: int):
             outs, out_flags = eqn.prim.batch(ins, flags, size, **eqn.params)
             if not eqn.prim.multiple_results:
                 out_flags = [out_flags]
-        for var, value, flag in zip(eqn.outputs, outs if eqn.prim.multiple_results else [outs], out_flags):
-            env[id(var)] = value
-            if flag:
-                is_batched.add(id(var))
-    outputs = [read(a) for a in program.outputs]
-    flags = [not isinstance(a, Literal) and id(a) in is_batched for a in program.outputs]
-    return outputs, flags
+        return list(zip(outs if eqn.prim.multiple_results else [outs], out_flags))
+
+    outputs = walk(program, list(zip(args, batched)), step, literal=lambda literal: (literal.value, False))
+    return [value for value, _ in outputs], [flag for _, flag in outputs]

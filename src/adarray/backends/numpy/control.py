@@ -1,12 +1,20 @@
 """NumPy implementations of the control-flow primitives: their nested programs are compiled
-once (per program object) and run by Python loops and branches."""
+once (per program object) and run by Python loops and branches; fixed_point iterates its step."""
 from __future__ import annotations
 
 import weakref
 
 import numpy as np
 
-from ..core.primitive import IMPLS
+from ...control.cond import cond_p
+from ...control.custom import checkpoint_call_p, custom_jvp_call_p, custom_vjp_call_p
+from ...control.fixed_point import fixed_point_p
+from ...control.loops import fold_p
+from ...control.while_loop import while_grad_p, while_p
+from ...core.errors import ExecutionError
+from ...core.types import is_float
+from .interpreter import compile_program
+from .registry import IMPLS
 
 _compiled: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -15,8 +23,6 @@ def compiled(program):
     """The compiled callable of a nested program, cached on the program object."""
     run = _compiled.get(program)
     if run is None:
-        from .numpy_backend import compile_program
-
         run = _compiled[program] = compile_program(program)
     return run
 
@@ -26,7 +32,7 @@ def _cond(index, *operands, branches):
     return compiled(branches[chosen])(*operands)
 
 
-IMPLS["cond"] = _cond
+IMPLS[cond_p] = _cond
 
 
 
@@ -38,13 +44,11 @@ def _while(*args, cond, body, num_consts, checkpoint):
     return carry
 
 
-IMPLS["while"] = _while
+IMPLS[while_p] = _while
 
 
 def _while_grad(*args, cond, body, body_vjp, num_consts, checkpoint):
     """Run the loop forward keeping states per `checkpoint`, then walk back through the body's vjp."""
-    from ..core.types import is_float
-
     n = len(body.inputs)
     consts, start, cotangent = args[:num_consts], list(args[num_consts:n]), list(args[n:])
     test, step, back = compiled(cond), compiled(body), compiled(body_vjp)
@@ -106,7 +110,7 @@ def _while_grad(*args, cond, body, body_vjp, num_consts, checkpoint):
     return grads + list(cotangent)
 
 
-IMPLS["while_grad"] = _while_grad
+IMPLS[while_grad_p] = _while_grad
 
 
 def _fold(*args, body, length, reverse, num_consts, num_carry):
@@ -124,12 +128,34 @@ def _fold(*args, body, length, reverse, num_consts, num_carry):
     return list(carry) + ys
 
 
-IMPLS["fold"] = _fold
+IMPLS[fold_p] = _fold
 
 
 def _call(*args, fun, **params):
     return compiled(fun)(*args)
 
 
-for _name in ("custom_jvp_call", "custom_vjp_call", "checkpoint_call"):
-    IMPLS[_name] = _call
+for _primitive in (custom_jvp_call_p, custom_vjp_call_p, checkpoint_call_p):
+    IMPLS[_primitive] = _call
+
+
+
+def _fixed_point(*args, step, num_params, tol, max_iter):
+    """x <- step(params, x) until every element moves by at most tol * (1 + |x|)."""
+    params, state = args[:num_params], [np.asarray(x) for x in args[num_params:]]
+    run = compiled(step)
+    for _ in range(max_iter):
+        new = [np.asarray(x) for x in run(*params, *state)]
+        # NaN never compares as converged, so a diverging loop ends in the error below.
+        converged = all(np.all(np.abs(n - x) <= tol * (1.0 + np.abs(n))) if np.issubdtype(n.dtype, np.inexact)
+                        else np.array_equal(n, x) for n, x in zip(new, state))
+        state = new
+        if converged:
+            return state
+    changes = [float(np.max(np.abs(n - x), initial=0.0)) for n, x in zip(run(*params, *state), state)]
+    raise ExecutionError(f"fixed_point: no convergence to tol={tol:g} after max_iter={max_iter} iterations "
+                         f"(the last step still moved the state by up to {max(changes, default=0.0):g}); "
+                         "f must be a contraction near the fixed point, or raise max_iter")
+
+
+IMPLS[fixed_point_p] = _fixed_point

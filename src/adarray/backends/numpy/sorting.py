@@ -1,12 +1,13 @@
-"""NumPy implementations of the sorting family beyond argsort (primitives/sort.py)."""
+"""NumPy implementations of the sorting family (primitives/sort.py)."""
 from __future__ import annotations
 
 import numpy as np
 
-from .numpy_backend import impl
+from ...primitives import sort
+from .registry import impl
 
 
-@impl("searchsorted")
+@impl(sort.searchsorted_p)
 def _searchsorted(sorted_seq, values, *, side):
     sorted_seq, values = np.asarray(sorted_seq), np.asarray(values)
     if sorted_seq.ndim == 1:
@@ -15,3 +16,8 @@ def _searchsorted(sorted_seq, values, *, side):
     for index in np.ndindex(values.shape[:-1]):  # one binary search per row
         out[index] = np.searchsorted(sorted_seq[index], values[index], side=side)
     return out
+
+
+@impl(sort.argsort_p)
+def _argsort(x, *, axis):
+    return np.argsort(x, axis=axis, kind="stable")

@@ -21,25 +21,28 @@ import math
 import numpy as np
 import scipy.special as sc
 
-from ..core.primitive import IMPLS
+from ...primitives import special
+from .registry import IMPLS
 
 EPS = 1e-16
 FPMIN = 1e-300
 MAX_ITERATIONS = 100_000
 
-for _name, _fn in {
-    "erfc": sc.erfc, "erfinv": sc.erfinv, "ndtri": sc.ndtri, "log_ndtr": sc.log_ndtr, "gammaln": sc.gammaln,
-    "digamma": sc.digamma, "i0e": sc.i0e, "i1e": sc.i1e, "xlogy": sc.xlogy, "xlog1py": sc.xlog1py,
-    "betaln": sc.betaln, "gammainc": sc.gammainc, "gammaincc": sc.gammaincc, "betainc": sc.betainc,
+for _primitive, _fn in {
+    special.erfc_p: sc.erfc, special.erfinv_p: sc.erfinv, special.ndtri_p: sc.ndtri,
+    special.log_ndtr_p: sc.log_ndtr, special.gammaln_p: sc.gammaln, special.digamma_p: sc.digamma,
+    special.i0e_p: sc.i0e, special.i1e_p: sc.i1e, special.xlogy_p: sc.xlogy, special.xlog1py_p: sc.xlog1py,
+    special.betaln_p: sc.betaln, special.gammainc_p: sc.gammainc, special.gammaincc_p: sc.gammaincc,
+    special.betainc_p: sc.betainc,
 }.items():
-    IMPLS[_name] = (lambda fn: lambda *args, **params: fn(*args))(_fn)
+    IMPLS[_primitive] = (lambda fn: lambda *args, **params: fn(*args))(_fn)
 
 
 def _polygamma(x, *, order):
     return sc.polygamma(order, x)
 
 
-IMPLS["polygamma"] = _polygamma
+IMPLS[special.polygamma_p] = _polygamma
 
 
 # --- truncated Taylor series in two variables --------------------------------------------------------
@@ -234,5 +237,5 @@ def _betainc_dab(a, b, x, *, da, db):
     return out.astype(dtype, copy=False)
 
 
-IMPLS["gammainc_da"] = _gammainc_da
-IMPLS["betainc_dab"] = _betainc_dab
+IMPLS[special.gammainc_da_p] = _gammainc_da
+IMPLS[special.betainc_dab_p] = _betainc_dab

@@ -7,43 +7,20 @@ never `where` of both sides:
     (gathered, then scattered back), so an expensive branch taken by 10% of the elements costs 10%;
   * while: the loop keeps running on the elements whose condition holds, dropping the others as
     they finish, until every element is done (each element does its own number of iterations).
-With Numba installed, large calls run compiled fused loops instead (numba_kernels), chosen by
-`ADARRAY_KERNEL_BACKEND` = auto (default: Numba from NUMBA_MIN_SIZE elements on), numpy or numba.
+With Numba installed, large calls run compiled fused loops instead (backends/numba/kernels.py), as
+`adarray.kernels.execution` chooses (auto: Numba from NUMBA_MIN_SIZE elements on, numpy or numba).
 """
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
-from ..core.ir import Literal, dead_after
-from ..core.primitive import IMPLS
-
-NUMBA_MIN_SIZE = 1 << 14  # smaller calls are not worth a compiled loop (and tests stay fast)
-_MODES = ("auto", "numpy", "numba")
-_mode = os.environ.get("ADARRAY_KERNEL_BACKEND", "auto")
-
-
-def set_kernel_backend(mode: str) -> str:
-    """Choose how kernels run: 'auto', 'numpy' or 'numba'. Returns the previous mode."""
-    global _mode
-    if mode not in _MODES:
-        raise ValueError(f"kernel backend must be one of {_MODES}, got {mode!r}")
-    previous, _mode = _mode, mode
-    return previous
-
-
-def kernel_backend() -> str:
-    return _mode
-
-
-def numba_enabled() -> bool:
-    """Will large kernel calls run compiled by Numba?"""
-    if _mode == "numpy":
-        return False
-    from . import numba_kernels
-
-    return numba_kernels.available()
+from ...control.cond import cond_p
+from ...control.while_loop import while_p
+from ...core.ir import Literal, dead_after
+from ...kernels import execution
+from ...kernels.primitive import kernel_p
+from ..numba import kernels as numba_kernels
+from .registry import IMPLS, implementation
 
 
 def run_kernel(*args, kernel, name):
@@ -52,13 +29,13 @@ def run_kernel(*args, kernel, name):
     shape = np.broadcast_shapes(*[a.shape for a in args]) if args else ()
     size = int(np.prod(shape, dtype=np.int64))
     compiled = None
-    if _mode == "numba" or (_mode == "auto" and size >= NUMBA_MIN_SIZE):
-        from . import numba_kernels
-
-        compiled = numba_kernels.compiled(kernel, name, required=_mode == "numba")
+    mode = execution.kernel_backend()
+    if mode == "numba" or (mode == "auto" and size >= execution.NUMBA_MIN_SIZE):
+        compiled = numba_kernels.compiled(kernel, name, required=mode == "numba")
     with np.errstate(all="ignore"):
-        if compiled is not None:
-            return compiled(args, shape)
+        outs = compiled(args, shape) if compiled is not None else None
+        if outs is not None:
+            return outs
         outs = interpret(kernel, args)
     return [_shaped(o, shape, a.dtype) for o, a in zip(outs, kernel.out_avals)]
 
@@ -81,16 +58,15 @@ def interpret(program, args):
 
     for eqn, release in zip(program.eqns, _releases(program)):
         ins = [read(a) for a in eqn.inputs]
-        name = eqn.prim.name
-        if name == "cond":
+        if eqn.prim is cond_p:
             outs = _cond(ins[0], ins[1:], eqn.params["branches"])
-        elif name == "while":
+        elif eqn.prim is while_p:
             outs = _while(ins, **eqn.params)
         else:
-            outs = IMPLS[name](*ins, **eqn.params)
+            outs = implementation(eqn.prim)(*ins, **eqn.params)
         for var, value in zip(eqn.outputs, outs if eqn.prim.multiple_results else [outs]):
             env[id(var)] = value
-        for key in release:  # arrays of elements are dropped after their last use, as in numpy_backend
+        for key in release:  # arrays of elements are dropped after their last use, as in the interpreter
             del env[key]
     return [read(a) for a in program.outputs]
 
@@ -174,4 +150,4 @@ def _while(args, *, cond, body, num_consts, checkpoint):
     return [r.reshape(shape) for r in results]
 
 
-IMPLS["kernel"] = run_kernel
+IMPLS[kernel_p] = run_kernel

@@ -1,0 +1,47 @@
+"""How kernel calls run: the mode that backends read, and whether Numba is there.
+
+`ADARRAY_KERNEL_BACKEND` (or `set_kernel_backend`) = "auto" (the default: calls of NUMBA_MIN_SIZE
+elements or more compile with Numba when it is installed), "numpy" (always the masked NumPy
+interpreter) or "numba" (always compiled; an error without Numba). The derivative rules read it
+too: mixed mode pays off up to a larger arity when kernels compile (primitive.MAX_ARITY).
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+
+NUMBA_MIN_SIZE = 1 << 14  # smaller calls are not worth a compiled loop (and tests stay fast)
+MODES = ("auto", "numpy", "numba")
+_mode = os.environ.get("ADARRAY_KERNEL_BACKEND", "auto")
+
+
+def set_kernel_backend(mode: str) -> str:
+    """Choose how kernels run: 'auto', 'numpy' or 'numba'. Returns the previous mode.
+
+    >>> previous = set_kernel_backend("numpy")  # doctest: +SKIP
+    """
+    global _mode
+    if mode not in MODES:
+        raise ValueError(f"kernel backend must be one of {MODES}, got {mode!r}")
+    previous, _mode = _mode, mode
+    return previous
+
+
+def kernel_backend() -> str:
+    return _mode
+
+
+def numba_available() -> bool:
+    """Is Numba importable (without importing it)?"""
+    if "numba" in sys.modules:
+        return sys.modules["numba"] is not None
+    try:
+        return importlib.util.find_spec("numba") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def numba_enabled() -> bool:
+    """Will large kernel calls run compiled by Numba?"""
+    return _mode != "numpy" and numba_available()
