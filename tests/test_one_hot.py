@@ -139,3 +139,11 @@ def test_lstm_step_matches_the_materialised_seeds():
     fn, args, argnums = problems("lstm step", 40)
     _close(ad.jacfwd(fn, argnums=argnums)(*args), _unoptimised(fn, *args, argnums=argnums))
     assert callable(lstm_step)
+
+
+def test_adarray_bench_jacfwd_quick_run(capsys):
+    from adarray.cli import main as cli_main
+
+    assert cli_main(["bench", "jacfwd", "--quick", "--problems", "sum,lstm"]) == 0
+    out = capsys.readouterr().out
+    assert "| sum of squares | 1000 |" in out and "| lstm step |" in out and "checked against grad" in out
