@@ -39,9 +39,12 @@ from ..primitives.indexing import scatter
 from ..primitives.linalg import einsum, parse_spec
 from ..primitives.reduce import reduce_sum
 from ..primitives.rules import aval_of_value, broadcast_batch
-from ..primitives.structural import broadcast_in_dim, concatenate, reshape, transpose
+from ..primitives.structural import broadcast_in_dim, concatenate, reshape, slice_array, transpose
 from ..tracing import trace_program
 from ..tracing.eager import evaluate
+
+# Rows from at most this many entries per element are selected (no scatter; vmap keeps them small).
+MASKED_ENTRIES = 4
 
 # Structural primitives whose output elements are copies of operand elements (or padding zeros).
 MOVES = ("broadcast_in_dim", "reshape", "transpose", "slice", "unslice", "concatenate", "gather")
@@ -176,6 +179,8 @@ def materialize(tangent: Tangent, size: int):
     if _known(index) and tangent.rank == size and np.array_equal(
             index, np.broadcast_to(np.arange(size).reshape((size,) + (1,) * aval.ndim), index.shape)):
         return tangent.value
+    if tangent.rank <= MASKED_ENTRIES:
+        return _masked(tangent, size)
     shape = (tangent.rank,) + aval.shape
     grids = [np.broadcast_to(np.arange(n).reshape([n if e == d else 1 for e in range(len(shape))]), shape)
              for d, n in enumerate(shape) if d > 0]
@@ -184,6 +189,30 @@ def materialize(tangent: Tangent, size: int):
     # Distinct seed indices in every element's entries: plain assignment (much faster than a scatter-add).
     distinct = _known(index) and (tangent.rank == 1 or not np.any(np.diff(np.sort(index, axis=0), axis=0) == 0))
     return scatter(zeros, spec, [index, *grids], tangent.value, "set" if distinct else "add")
+
+
+def _row(x, r: int):
+    """x[r] of a constant or traced (R, ...) array."""
+    if isinstance(x, np.ndarray):
+        return x[r]
+    shape = aval_of_value(x).shape
+    piece = slice_array(x, (r,) + (0,) * (len(shape) - 1), (r + 1,) + tuple(shape[1:]), (1,) * len(shape))
+    return reshape(piece, tuple(shape[1:]))
+
+
+def _masked(tangent: Tangent, size: int):
+    """Rows from few entries without a scatter: the sum over r of (z == P[r]) * V[r] (as the identity
+    seeds would give, 0 * inf included)."""
+    aval = tangent.aval
+    shape = (size,) + aval.shape
+    dims = tuple(range(1, len(shape)))
+    seeds = broadcast_in_dim(np.arange(size, dtype=np.int64), shape, (0,))
+    total = None
+    for r in range(tangent.rank):
+        hit = ew.convert(ew.eq(seeds, broadcast_in_dim(_row(tangent.index, r), shape, dims)), aval.dtype)
+        part = ew.mul(hit, broadcast_in_dim(_row(tangent.value, r), shape, dims))
+        total = part if total is None else ew.add(total, part)
+    return total
 
 
 def densify(tangent: Tangent, size: int) -> Tangent:
