@@ -35,7 +35,7 @@ import numpy as np
 
 from ..core.ir import Literal, Program
 from ..primitives import elementwise as ew
-from ..primitives.indexing import scatter
+from ..primitives.indexing import gather, scatter
 from ..primitives.linalg import einsum, parse_spec
 from ..primitives.reduce import reduce_sum
 from ..primitives.rules import aval_of_value, broadcast_batch
@@ -511,6 +511,13 @@ def _take_first(index, axes):
     return index[tuple(0 if d - 1 in axes else slice(None) for d in range(index.ndim))]
 
 
+def _entries(tangent: Tangent, rows) -> Tangent:
+    """The tangent's entries `rows` (a NumPy array of entry numbers) alone."""
+    value = tangent.value[rows] if isinstance(tangent.value, np.ndarray) else gather(tangent.value, (("array",),),
+                                                                                      [rows])
+    return Tangent(tangent.aval, value, tangent.index[rows], len(rows))
+
+
 def _reduce(interp, eqn, values):
     if eqn.params["op"] != "add":
         return None
@@ -526,6 +533,16 @@ def _reduce(interp, eqn, values):
         return total
     if tangent.dense:
         return Tangent(aval, reduce_sum(tangent.value, tuple(a + 1 for a in axes)), None, tangent.rank)
+    if _known(tangent.index) and tangent.rank > 1:
+        # Entries whose seed does not change along the summed axes are summed; only the others multiply.
+        first = tangent.index[tuple(slice(0, 1) if d - 1 in axes else slice(None) for d in range(1 + len(
+            tangent.aval.shape)))]
+        steady = np.all((tangent.index == first).reshape(tangent.rank, -1), axis=1)
+        if steady.any() and not steady.all():
+            total = zero(aval, interp.size)
+            for rows in (np.flatnonzero(steady), np.flatnonzero(~steady)):
+                total = add(total, _reduce(interp, eqn, [_entries(tangent, rows)]), interp.size)
+            return total
     constant = _constant_axes(tangent.index, axes)
     var = [a for a in axes if a not in constant]
     value = reduce_sum(tangent.value, tuple(a + 1 for a in constant)) if constant else tangent.value
