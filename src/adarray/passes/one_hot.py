@@ -181,11 +181,18 @@ def materialize(tangent: Tangent, size: int):
         return tangent.value
     if tangent.rank <= MASKED_ENTRIES:
         return _masked(tangent, size)
-    shape = (tangent.rank,) + aval.shape
+    # Trailing axes along which a constant P does not change are sliced whole: one index per row of them.
+    lead = aval.ndim
+    while lead > 0 and _known(index) and aval.shape[lead - 1] > 0 and np.all(
+            index == index.take([0], axis=lead)):
+        lead -= 1
+    if lead < aval.ndim:
+        index = index[(slice(None),) * (1 + lead) + (0,) * (aval.ndim - lead)]
+    shape = (tangent.rank,) + aval.shape[:lead]
     grids = [np.broadcast_to(np.arange(n).reshape([n if e == d else 1 for e in range(len(shape))]), shape)
              for d, n in enumerate(shape) if d > 0]
     zeros = np.broadcast_to(np.zeros((), aval.dtype), (size,) + aval.shape)
-    spec = (("array",),) * (1 + aval.ndim)
+    spec = (("array",),) * (1 + lead) + tuple(("slice", 0, n, 1) for n in aval.shape[lead:])
     # Distinct seed indices in every element's entries: plain assignment (much faster than a scatter-add).
     distinct = _known(index) and (tangent.rank == 1 or not np.any(np.diff(np.sort(index, axis=0), axis=0) == 0))
     return scatter(zeros, spec, [index, *grids], tangent.value, "set" if distinct else "add")
