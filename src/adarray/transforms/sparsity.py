@@ -510,10 +510,13 @@ _MATRIX = Rule("matrix", _matrix, exact=False)
 # Hand-written entries by primitive name; elementwise primitives default to the elementwise kind.
 _BY_NAME = {
     **{name: _ZERO for name in (*PIECEWISE_CONSTANT, "stop_gradient", "floor_divide", "argmax", "argmin", "argsort",
-                                 "searchsorted", "lu_pivots_to_permutation", "scatter_winner")},
+                                 "searchsorted", "lu_pivots_to_permutation", "scatter_winner", "frexp_exponent",
+                                 "gcd", "lcm", "signbit")},
     # Only one side of a maximum/minimum (one element of a select) passes its derivative on.
     "maximum": Rule("elementwise", _elementwise, exact=False),
     "rem": Rule("elementwise", _elementwise, exact=False),  # d rem(x, y) / dy = -floor(x / y): 0 for |x| < |y|
+    "fmod": Rule("elementwise", _elementwise, exact=False),  # d fmod(x, y) / dy = -trunc(x / y): 0 for |x| < |y|
+    "nextafter": Rule("elementwise", _elementwise, exact=False),  # the direction y moves nothing
     "minimum": Rule("elementwise", _elementwise, exact=False),
     "select": Rule("elementwise", _select, exact=False),
     "integer_pow": Rule("elementwise", _integer_pow),
@@ -529,7 +532,7 @@ _BY_NAME = {
     "matrix_recurrence": Rule("prefix", _matrix_recurrence, exact=False),
     "einsum": Rule("einsum", _einsum),
     **{name: _MATRIX for name in ("triangular_solve", "cholesky", "solve", "lu", "qr", "eigh", "svd", "det",
-                                   "adjugate", "pinv", "expm", "eig", "adjugate_derivative")},
+                                   "adjugate", "pinv", "expm", "eig", "adjugate_derivative", "sqrtm", "logm")},
     # The DFT matrix has no zero entry, but irfft ignores the imaginary parts of its edge bins.
     "fft": Rule("matrix", _fft, exact=False),
     "while_grad": Rule("dense", _dense, exact=False),
