@@ -536,6 +536,9 @@ _BY_NAME = {
     # The DFT matrix has no zero entry, but irfft ignores the imaginary parts of its edge bins.
     "fft": Rule("matrix", _fft, exact=False),
     "while_grad": Rule("dense", _dense, exact=False),
+    # Reversible programs (adarray.reversible): every output may depend on every input (conservative).
+    "reversible": Rule("dense", _dense, exact=False),
+    "reversible_grad": Rule("dense", _dense, exact=False),
 }
 
 _RULES: dict = {}
