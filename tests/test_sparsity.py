@@ -15,6 +15,7 @@ import scipy.sparse as sp
 
 import adarray as ad
 import adarray.numpy as anp
+import adarray.reversible as rv
 from adarray.core.primitive import REGISTRY
 from adarray.core.types import is_float
 from adarray.testing.registry import primitive_program, registry_cases, seed
@@ -226,3 +227,18 @@ def test_bad_input_names_the_function():
         ad.jacobian_sparsity(lambda x: x, np.ones(2), argnums=3)
     with pytest.raises(ad.NonDifferentiableError):
         ad.jacobian_sparsity(lambda i: i * 2, np.arange(3))
+
+
+@rv.reversible
+def _reversible_norm(res, y, x):
+    for i in range(len(x)):
+        y += x[i] ** 2
+    res += anp.sqrt(y)
+
+
+def test_reversible_programs_count_every_input():
+    x = np.array([1.0, 2.0, 2.0])
+    fn = lambda x: anp.stack(_reversible_norm(0.0, 0.0, x)[:2])  # noqa: E731
+    pattern = ad.jacobian_sparsity(fn, x).toarray()
+    dense = np.asarray(ad.jacfwd(fn)(x)) != 0
+    assert pattern.shape == (2, 3) and not (dense & ~pattern).any()
