@@ -22,6 +22,7 @@ from .control import checkpoint, cond, custom_jvp, custom_vjp, fold, fori_loop, 
 from .control.fixed_point import fixed_point
 from .core.errors import (
     ArgumentError,
+    BackendError,
     Error,
     ExecutionError,
     IndexOutOfRangeError,
@@ -38,6 +39,7 @@ from .core.parser import parse_program
 from .jacobians import hessian, hvp, jacfwd, jacrev, linearize
 from .kernels import coarsen, kernel
 from .numpy import stop_gradient
+from .staging import set_backend
 from .parallel import (
     reduce,
     reduce_by_index,
@@ -60,4 +62,5 @@ __all__ = [
     "stop_gradient", "value_and_grad", "vjp", "vmap", "kernel", "coarsen",
     "tree_util",
     "fixed_point",
+    "set_backend", "BackendError",
 ]

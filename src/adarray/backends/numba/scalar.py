@@ -1,0 +1,160 @@
+"""Scalar code of the elementwise primitives: one Python expression template per primitive, the text
+that the code generator writes for one element (both for programs, `codegen.py`, and for the
+kernel execution mode, `kernels.py`).
+
+Templates follow the NumPy backend's ufuncs so that both backends agree to rounding: `np.*`
+functions on scalars keep float32 float32 in Numba (`math.*` would widen to float64), `logistic`
+is scipy's `1 / (1 + exp(-x))`, `round` is NumPy's half-to-even `rint`. Every result is cast to
+the equation's output dtype where Numba's scalar typing would differ (int32 arithmetic widens to
+int64 in Numba, as in Python). `TRANSCENDENTAL` lists the templates that call a libm function:
+the cost model counts them as expensive.
+
+    >>> expression(exp_p, ["a"], np.dtype(np.float64), {})
+    'np.exp(a)'
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...core.ir import Literal
+from ...primitives import elementwise as ew
+
+_UNARY = {
+    ew.neg_p: "(-{0})", ew.exp_p: "np.exp({0})", ew.log_p: "np.log({0})", ew.log1p_p: "np.log1p({0})",
+    ew.expm1_p: "np.expm1({0})", ew.sqrt_p: "np.sqrt({0})", ew.sin_p: "np.sin({0})", ew.cos_p: "np.cos({0})",
+    ew.tan_p: "np.tan({0})", ew.arcsin_p: "np.arcsin({0})", ew.arccos_p: "np.arccos({0})",
+    ew.arctan_p: "np.arctan({0})", ew.sinh_p: "np.sinh({0})", ew.cosh_p: "np.cosh({0})", ew.tanh_p: "np.tanh({0})",
+    ew.logistic_p: "_logistic({0})", ew.erf_p: "math.erf({0})", ew.abs_p: "np.abs({0})",
+    ew.sign_p: "np.sign({0})", ew.floor_p: "np.floor({0})", ew.ceil_p: "np.ceil({0})", ew.round_p: "np.rint({0})",
+    ew.logical_not_p: "(not {0})", ew.isfinite_p: "np.isfinite({0})", ew.stop_gradient_p: "{0}",
+    ew.arcsinh_p: "np.arcsinh({0})", ew.arccosh_p: "np.arccosh({0})", ew.arctanh_p: "np.arctanh({0})",
+    ew.log2_p: "np.log2({0})", ew.log10_p: "np.log10({0})", ew.exp2_p: "np.exp2({0})", ew.sinc_p: "_sinc({0})",
+}
+_BINARY = {
+    ew.add_p: "({0} + {1})", ew.sub_p: "({0} - {1})", ew.mul_p: "({0} * {1})", ew.div_p: "({0} / {1})",
+    ew.pow_p: "np.power({0}, {1})", ew.maximum_p: "_maximum({0}, {1})", ew.minimum_p: "_minimum({0}, {1})",
+    ew.arctan2_p: "np.arctan2({0}, {1})", ew.logaddexp_p: "np.logaddexp({0}, {1})",
+    ew.rem_p: "np.remainder({0}, {1})", ew.hypot_p: "np.hypot({0}, {1})",
+    ew.floor_divide_p: "_floor_divide({0}, {1})", ew.eq_p: "({0} == {1})", ew.ne_p: "({0} != {1})",
+    ew.lt_p: "({0} < {1})", ew.le_p: "({0} <= {1})", ew.gt_p: "({0} > {1})", ew.ge_p: "({0} >= {1})",
+    ew.logical_and_p: "({0} and {1})", ew.logical_or_p: "({0} or {1})", ew.logical_xor_p: "({0} != {1})",
+    ew.safe_mul_p: "({0} * {1} if {0} != 0 else {zero})",
+}
+TEMPLATES = {**_UNARY, **_BINARY}
+
+# Templates that call a transcendental function (counted as expensive by the cost model).
+TRANSCENDENTAL = {
+    ew.exp_p, ew.log_p, ew.log1p_p, ew.expm1_p, ew.sin_p, ew.cos_p, ew.tan_p, ew.arcsin_p, ew.arccos_p,
+    ew.arctan_p, ew.sinh_p, ew.cosh_p, ew.tanh_p, ew.logistic_p, ew.erf_p, ew.arcsinh_p, ew.arccosh_p,
+    ew.arctanh_p, ew.log2_p, ew.log10_p, ew.exp2_p, ew.sinc_p, ew.pow_p, ew.arctan2_p, ew.logaddexp_p,
+    ew.hypot_p, ew.rem_p,
+}
+ELEMENTWISE = set(TEMPLATES) | {ew.select_p, ew.convert_p, ew.integer_pow_p}
+
+# float64 functions with a vectorisable implementation in mathlib.py (LLVM cannot vectorise a
+# loop calling libm; these are inlined arithmetic, so the fused loops vectorise).
+VECTOR_MATH = {ew.exp_p: "exp", ew.log_p: "log", ew.expm1_p: "expm1", ew.log1p_p: "log1p", ew.tanh_p: "tanh",
+               ew.logistic_p: "logistic"}
+
+# Helpers the templates call, defined in every generated module (njit, inlined).
+HELPERS = '''
+from adarray.backends.numba import mathlib as _m
+
+@numba.njit(inline="always", error_model="numpy")
+def _logistic(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+@numba.njit(inline="always", error_model="numpy")
+def _sinc(x):
+    if x == 0:
+        return 1.0
+    y = np.pi * x
+    return np.sin(y) / y
+
+
+@numba.njit(inline="always", error_model="numpy")
+def _maximum(x, y):
+    # NumPy's maximum: NaN if either is NaN
+    return x if (x >= y or x != x) else y
+
+
+@numba.njit(inline="always", error_model="numpy")
+def _minimum(x, y):
+    return x if (x <= y or x != x) else y
+
+
+@numba.njit(inline="always", error_model="numpy")
+def _floor_divide(x, y):
+    return np.floor_divide(x, y)
+'''
+
+
+def type_name(dtype) -> str:
+    """The Numba-visible constructor of `dtype`: np.float64, np.int32, np.bool_."""
+    dtype = np.dtype(dtype)
+    return "np.bool_" if dtype == np.bool_ else f"np.{dtype.name}"
+
+
+def constant(value, dtype) -> str:
+    """A scalar constant of `dtype` as source text (float64 and int64 as plain Python literals)."""
+    dtype = np.dtype(dtype)
+    value = np.asarray(value, dtype).item()
+    if dtype == np.bool_:
+        return repr(bool(value))
+    if dtype.kind == "f":
+        if np.isnan(value):
+            text = "np.nan"
+        elif np.isinf(value):
+            text = "np.inf" if value > 0 else "(-np.inf)"
+        else:
+            text = repr(float(value))
+        return text if dtype == np.float64 else f"{type_name(dtype)}({text})"
+    return repr(int(value)) if dtype == np.int64 else f"{type_name(dtype)}({int(value)})"
+
+
+def literal(atom: Literal) -> str | None:
+    """The text of a literal whose elements are all equal, or None."""
+    value = atom.uniform
+    return None if value is None else constant(value, atom.aval.dtype)
+
+
+def _needs_cast(dtype) -> bool:
+    return np.dtype(dtype) not in (np.dtype(np.float64), np.dtype(np.int64), np.dtype(np.bool_))
+
+
+def expression(prim, args, dtype, params) -> str:
+    """The scalar expression of an elementwise primitive applied to the expressions `args`, of `dtype`."""
+    dtype = np.dtype(dtype)
+    if prim is ew.select_p:
+        text = f"({args[1]} if {args[0]} else {args[2]})"
+    elif prim is ew.convert_p:
+        target = np.dtype(params["dtype"])
+        return f"({args[0]} != 0)" if target == np.bool_ else f"{type_name(target)}({args[0]})"
+    elif prim is ew.integer_pow_p:
+        text = _integer_pow(args[0], params["n"], dtype)
+    elif prim in VECTOR_MATH and dtype == np.float64:
+        return f"_m.{VECTOR_MATH[prim]}({args[0]})"
+    else:
+        text = TEMPLATES[prim].format(*args, zero=constant(0, dtype))
+    if _needs_cast(dtype) and prim not in _COMPARISONS:
+        return f"{type_name(dtype)}({text})"
+    return text
+
+
+_COMPARISONS = {ew.eq_p, ew.ne_p, ew.lt_p, ew.le_p, ew.gt_p, ew.ge_p, ew.logical_and_p, ew.logical_or_p,
+                ew.logical_xor_p, ew.logical_not_p, ew.isfinite_p}
+
+
+def _integer_pow(x, n, dtype) -> str:
+    if n == 0:
+        return constant(1, dtype)
+    if n == 1:
+        return x
+    if n == 2:
+        return f"({x} * {x})"
+    if n == 3:
+        return f"({x} * {x} * {x})"
+    if n < 0:
+        return f"(1.0 / np.power({x}, {constant(-n, dtype)}))"
+    return f"np.power({x}, {constant(n, dtype)})"
