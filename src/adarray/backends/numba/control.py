@@ -56,6 +56,15 @@ def inline_calls(program: Program) -> Program:
     return Program(program.inputs, tuple(eqns), outputs)
 
 
+@opaque(*CALLS, materialized=lambda eqn: range(len(eqn.inputs)), programs=lambda eqn: [eqn.params["fun"]])
+def _call(em, eqn):
+    """Only reached where a call was not inlined beforehand (inline_calls runs on every program)."""
+    from .codegen import ProgramEmitter
+
+    return ProgramEmitter(em.writer, eqn.params["fun"], [em.source(a) for a in eqn.inputs], depth=em.depth,
+                          indent=em.indent, silent=em.silent).run()
+
+
 def _carry_storage(em, init_atoms, avals):
     """(current, next) storage per carry: locals for rank 0, two arrays otherwise."""
     from .codegen import Buffer, Local

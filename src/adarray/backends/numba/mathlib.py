@@ -44,7 +44,17 @@ def as_bits(typingctx, value):
     return types.int64(types.float64), codegen
 
 
-_JIT = dict(inline="always", error_model="numpy", fastmath={"contract", "arcp"})
+# Compiled with these flags as functions of their own, which LLVM inlines into the caller's loop
+# (forceinline: alwaysinline) keeping their own flags, so a caller's `reassoc` cannot reorder their
+# careful arithmetic (log1p's correction overflowed under it): Numba's own inline="always" would
+# re-lower them with the caller's flags. Inside this module they call each other that way.
+_FLAGS = dict(error_model="numpy", fastmath={"contract", "arcp"})
+_JIT = dict(_FLAGS, forceinline=True)
+
+
+
+def _inline(function):
+    return numba.njit(inline="always", **_FLAGS)(function.py_func)
 
 LN2_HI = 6.93147180369123816490e-01
 LN2_LO = 1.90821492927058770002e-10
@@ -111,19 +121,26 @@ E7, E8, E9, E10 = 1 / 5040, 1 / 40320, 1 / 362880, 1 / 3628800
 E11, E12, E13, E14 = 1 / 39916800, 1 / 479001600, 1 / 6227020800, 1 / 87178291200
 
 
+_exp = _inline(exp)
+_log = _inline(log)
+
+
 @numba.njit(**_JIT)
 def expm1(x):
     series = x + x * x * (E2 + x * (E3 + x * (E4 + x * (E5 + x * (E6 + x * (E7 + x * (
         E8 + x * (E9 + x * (E10 + x * (E11 + x * (E12 + x * (E13 + x * E14))))))))))))
-    result = series if abs(x) < 0.5 else exp(x) - 1.0
+    result = series if abs(x) < 0.5 else _exp(x) - 1.0
     return x if x == 0.0 else result  # keeps -0.0
+
+
+_expm1 = _inline(expm1)
 
 
 @numba.njit(**_JIT)
 def log1p(x):
     u = 1.0 + x
     d = u - 1.0
-    corrected = log(u) * (x / d)
+    corrected = _log(u) * (x / d)
     result = x if d == 0.0 else corrected
     return x if x == np.inf else result
 
@@ -131,13 +148,13 @@ def log1p(x):
 @numba.njit(**_JIT)
 def tanh(x):
     a = min(abs(x), 22.0)
-    e = expm1(2.0 * a)
+    e = _expm1(2.0 * a)
     t = e / (e + 2.0)
-    t = x if a < 1e-300 else t  # keeps -0.0 and subnormals exact
     result = -t if x < 0.0 else t
+    result = x if a < 1e-300 else result  # zeros keep their sign
     return x if x != x else result
 
 
 @numba.njit(**_JIT)
 def logistic(x):
-    return 1.0 / (1.0 + exp(-x))
+    return 1.0 / (1.0 + _exp(-x))

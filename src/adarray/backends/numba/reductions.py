@@ -35,15 +35,16 @@ def identity(op, dtype) -> str:
 
 
 def combine(op, acc, value, dtype) -> str:
-    """`op` of the accumulator and an element (max/min keep the first NaN they meet)."""
+    """`op` of the accumulator and an element, as NumPy's ufunc reductions (max/min keep a NaN once
+    met, and take the later element at a tie, as np.maximum does)."""
     if op == "add":
         text = f"{acc} + {value}"
     elif op == "mul":
         text = f"{acc} * {value}"
     elif op == "max":
-        return f"{value} if ({value} > {acc} or {value} != {value}) else {acc}"
+        return f"{acc} if ({acc} > {value} or {acc} != {acc}) else {value}"
     elif op == "min":
-        return f"{value} if ({value} < {acc} or {value} != {value}) else {acc}"
+        return f"{acc} if ({acc} < {value} or {acc} != {acc}) else {value}"
     elif op == "and":
         return f"{acc} and {value}"
     else:

@@ -75,13 +75,13 @@ def _sinc(x):
 
 @numba.njit(inline="always", error_model="numpy")
 def _maximum(x, y):
-    # NumPy's maximum: NaN if either is NaN
-    return x if (x >= y or x != x) else y
+    # NumPy's maximum: NaN if either is NaN, the second operand at a tie (-0.0 against 0.0)
+    return x if (x > y or x != x) else y
 
 
 @numba.njit(inline="always", error_model="numpy")
 def _minimum(x, y):
-    return x if (x <= y or x != x) else y
+    return x if (x < y or x != x) else y
 
 
 @numba.njit(inline="always", error_model="numpy")

@@ -67,10 +67,11 @@ class Opaque:
 
     opaque = True
 
-    def __init__(self, emit, *, materialized=None, supports=plain_dtypes):
+    def __init__(self, emit, *, materialized=None, supports=plain_dtypes, programs=None):
         self.emit = emit
         self._materialized = materialized
         self.supports = supports
+        self.programs = programs  # the nested programs that are compiled (default: all of them)
 
     def materialized(self, eqn) -> set[int]:
         return set(self._materialized(eqn)) if self._materialized else set()
@@ -114,7 +115,9 @@ def lowerable(eqn) -> bool:
     lowering = LOWERINGS.get(eqn.prim)
     if lowering is None or not lowering.supports(eqn):
         return False
-    return all(lowerable(inner) for program in nested_programs(eqn) for inner in program.eqns)
+    programs = getattr(lowering, "programs", None)
+    programs = programs(eqn) if programs else nested_programs(eqn)
+    return all(lowerable(inner) for program in programs for inner in program.eqns)
 
 
 def nested_programs(eqn):
