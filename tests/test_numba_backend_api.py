@@ -263,7 +263,8 @@ def test_compiled_programs_are_cached_on_disk_per_signature(tmp_path):
 
 @pytest.mark.parametrize("name, reference, low, high", [
     ("exp", np.exp, -760, 720), ("log", np.log, -1, 1e300), ("expm1", np.expm1, -50, 50),
-    ("log1p", np.log1p, -1.5, 1e10), ("tanh", np.tanh, -30, 30), ("logistic", lambda x: 1 / (1 + np.exp(-x)), -800, 800),
+    ("log1p", np.log1p, -1.5, 1e10), ("tanh", np.tanh, -30, 30),
+    ("logistic", lambda x: 1 / (1 + np.exp(-x)), -800, 800),
 ])
 def test_vectorised_math_is_within_a_few_ulp_of_numpy(name, reference, low, high):
     import numba
@@ -302,6 +303,7 @@ def test_vectorised_math_is_within_a_few_ulp_of_numpy(name, reference, low, high
 @pytest.mark.parametrize("problem", ["gmm", "ba", "lstm"])
 def test_adbench_programs_agree_on_both_backends(problem):
     from benchmarks.adbench import tool_adarray
+
     from test_adbench import synthetic_ba, synthetic_gmm, synthetic_lstm
 
     data = {"gmm": synthetic_gmm, "ba": synthetic_ba, "lstm": synthetic_lstm}[problem]()

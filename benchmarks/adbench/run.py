@@ -24,7 +24,7 @@ from pathlib import Path
 
 TOOLS = ("adarray", "jax", "torch", "autograd")
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
-                    "NUMEXPR_NUM_THREADS")
+                    "NUMEXPR_NUM_THREADS", "NUMBA_NUM_THREADS")
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -229,7 +229,10 @@ def run(args, problems, tools, size) -> int:
 
 
 def profile(args, problems, size) -> int:
-    """Per-primitive self time of adarray's F and J on each instance (first call excluded)."""
+    """Per-primitive self time of adarray's F and J on each instance (first call excluded); with the Numba
+    backend, time per compiled group."""
+    if "numba" in args.backends:
+        return profile_compiled(args, problems, size)
     from .data import catalogue, data_root
     from .harness import block
     from .profiling import PrimitiveProfiler
@@ -261,6 +264,50 @@ def profile(args, problems, size) -> int:
     print(text)
     (out / "adbench_profile.md").write_text(text)
     print(f"wrote adbench_profile.md to {out}/")
+    return 0
+
+
+def profile_compiled(args, problems, size) -> int:
+    """Time per group of the Numba backend's compiled programs for adarray's F and J, with compile times."""
+    from adarray.backends.numba import runtime
+
+    from .data import catalogue, data_root
+    from .harness import block
+    from .profiling import CompiledProfiler
+    from .tool_adarray import prepare, use_backend
+
+    protocol = _protocol(args)
+    root = data_root(args.data)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    sections = [f"# adarray, Numba backend: time per compiled group ({size} instances)"]
+    use_backend("numba")
+    with CompiledProfiler() as profiler:
+        for instance in catalogue(problems, size):
+            data = instance.load(root)
+            task = prepare(instance.problem, data)
+            compiled_before = len(runtime.COMPILE_LOG)
+            block(task.objective())
+            block(task.derivative())
+            compiles = runtime.COMPILE_LOG[compiled_before:]
+            notes = ", ".join(f"{name} {equations} equations {seconds:.2f} s{' (disk cache)' if cached else ''}"
+                              for name, equations, seconds, cached in compiles)
+            sections.append(f"**{instance.problem} {instance.name}**: compiled {notes or 'nothing new'}")
+            for label, fn in (("F", task.objective), ("J", task.derivative)):
+                profiler.reset()
+                calls, start = 0, time.perf_counter()
+                while calls == 0 or time.perf_counter() - start < protocol.min_time:
+                    block(fn())
+                    calls += 1
+                wall = time.perf_counter() - start
+                title = (f"{instance.problem} {instance.name}: {label}, {calls} calls, "
+                         f"{1e3 * wall / calls:.3f} ms per call")
+                sections.append(profiler.table(wall, calls, title=title))
+    use_backend("numpy")
+    text = "\n\n".join(sections) + "\n"
+    print(text)
+    (out / "adbench_profile_numba.md").write_text(text)
+    print(f"wrote adbench_profile_numba.md to {out}/")
     return 0
 
 

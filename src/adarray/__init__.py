@@ -39,7 +39,6 @@ from .core.parser import parse_program
 from .jacobians import hessian, hvp, jacfwd, jacrev, linearize
 from .kernels import coarsen, kernel
 from .numpy import stop_gradient
-from .staging import set_backend
 from .parallel import (
     reduce,
     reduce_by_index,
@@ -50,6 +49,7 @@ from .parallel import (
     segment_prod,
     segment_sum,
 )
+from .staging import set_backend
 
 __version__ = "0.1.0"
 

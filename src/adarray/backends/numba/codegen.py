@@ -91,6 +91,8 @@ class FunctionWriter:
         self.constants: list = []  # arrays passed as extra arguments (non-uniform literals)
         self.contiguous: set[str] = set()  # arrays allocated here (C-contiguous, reshapeable in place)
         self.parallel = False
+        self.profile = False  # time every top-level group (runtime.profile_program)
+        self.groups: list[str] = []  # a description of each top-level group, in order
 
     def fresh(self, prefix: str = "t") -> str:
         self.counter += 1
@@ -409,7 +411,10 @@ class ProgramEmitter:
                     eqn, _ = self.defining[id(atom)]
                     if not lowering_of(eqn).opaque:
                         output_targets[id(atom)] = target
+        timed = self.writer.profile and self.depth == 0 and not self.silent
         for group in groups:
+            if timed:
+                self.emit("_start = _m.cycles()")
             if group.kind == "opaque":
                 (eqn,) = group.eqns
                 outs = lowering_of(eqn).emit(self, eqn)
@@ -417,6 +422,9 @@ class ProgramEmitter:
                     self.sources[id(var)] = source
             else:
                 self._emit_loop(group, output_targets)
+            if timed:
+                self.emit(f"_profile[{len(self.writer.groups)}] += _m.cycles() - _start")
+                self.writer.groups.append(self.describe(group))
         results = []
         for position, atom in enumerate(self.program.outputs):
             if self.targets is None:
@@ -429,6 +437,34 @@ class ProgramEmitter:
             self.copy(atom, target)
             results.append(target)
         return results
+
+    def describe(self, group: Group) -> str:
+        """`loop (1000, 25): exp x2, mul x3, reduce -> 2 arrays` or `opaque: fold`."""
+        if group.kind == "opaque":
+            eqn = group.eqns[0]
+            shapes = ", ".join(str(v.aval) for v in eqn.outputs[:3])
+            return f"{eqn.prim.name} ({lowering_of(eqn).emit.__name__.strip('_')}) -> {shapes}"
+        counts: dict[str, int] = {}
+        for eqn in group.eqns:
+            for name in self._inlined_names(eqn):
+                counts[name] = counts.get(name, 0) + 1
+        stored = sum(1 for eqn in group.eqns for v in eqn.outputs if id(v) in self.needs_array)
+        names = ", ".join(f"{n} x{c}" if c > 1 else n for n, c in sorted(counts.items(), key=lambda kv: -kv[1]))
+        return f"loop {group.domain}: {names} -> {stored} stored"
+
+    def _inlined_names(self, eqn, seen=None):
+        """The primitive names written into a root's expression (its own and its inlined producers')."""
+        seen = set() if seen is None else seen
+        if id(eqn) in seen:
+            return []
+        seen.add(id(eqn))
+        names = [eqn.prim.name]
+        for atom in eqn.inputs:
+            if isinstance(atom, Var) and id(atom) in self.defining:
+                producer = self.defining[id(atom)][0]
+                if not self.is_root(producer):
+                    names += self._inlined_names(producer, seen)
+        return names
 
     def _emit_loop(self, group: Group, output_targets) -> None:
         domain = group.domain

@@ -36,6 +36,21 @@ def as_float(typingctx, bits):
 
 
 @intrinsic
+def cycles(typingctx):
+    """The processor's cycle counter (llvm.readcyclecounter): the profiler's clock."""
+    def codegen(context, builder, signature, args):
+        function = builder.module.declare_intrinsic("llvm.readcyclecounter", fnty=ir.FunctionType(ir.IntType(64), []))
+        return builder.call(function, [])
+
+    return types.int64(), codegen
+
+
+@numba.njit
+def read_cycles():
+    return cycles()
+
+
+@intrinsic
 def as_bits(typingctx, value):
     """The bit pattern of the float64 `value`, as an int64."""
     def codegen(context, builder, signature, args):

@@ -26,5 +26,10 @@ BLAS_MIN_CONTRACTION = 8
 REPORT_COMPILE_SECONDS = 1.0
 
 
+# Programs compiled while this is on count the processor cycles of every top-level group (a loop
+# nest, a fold, a BLAS call) into runtime.PROFILED: `adarray bench --profile ... --backend numba`.
+PROFILE = False
+
+
 def parallel() -> bool:
     return os.environ.get("ADARRAY_NUMBA_PARALLEL", "1") != "0"
