@@ -45,9 +45,31 @@ def test_a_wrong_second_derivative_is_caught(mode):
         check_grads(frozen, (np.array([0.3, 1.0]),), order=2, modes=[mode])
 
 
-def test_complex_values_are_refused_not_skipped():
-    with pytest.raises(ad.UnsupportedError, match="complex"):
-        check_grads(lambda z: z * 2.0, (np.array([1.0 + 2.0j]),), order=1)
+def test_complex_values_are_checked_in_both_directions():
+    z = np.array([1.0 + 2.0j, -0.5j, 0.3 - 0.1j])
+    check_grads(lambda z: anp.exp(z) * anp.conj(z), (z,), order=2)
+    check_grads(lambda z, x: (anp.abs(z) ** 2 * x, anp.angle(z), anp.real(z) + 1j * x), (z, np.ones(3)), order=2)
+
+    @ad.custom_jvp
+    def conjugated_exp(z):  # a wrong rule: exp is holomorphic, its derivative is not conj(exp(z))
+        return anp.exp(z)
+
+    @conjugated_exp.defjvp
+    def _(primals, tangents):
+        (z,), (t,) = primals, tangents
+        return anp.exp(z), anp.conj(anp.exp(z)) * t
+
+    for mode in ("fwd", "rev"):
+        with pytest.raises(AssertionError, match="check_grads of"):
+            check_grads(conjugated_exp, (z,), order=1, modes=[mode])
+
+
+def test_python_control_flow_on_the_values_is_checked_on_its_path():
+    def piecewise(x):
+        return anp.sin(x) if x > 0 else x ** 3
+
+    check_grads(piecewise, (0.7,), order=2)
+    check_grads(piecewise, (-0.7,), order=2)
 
 
 def test_bad_arguments():

@@ -18,7 +18,7 @@ from .backends import compiler
 from .core.errors import ArgumentError, NonDifferentiableError
 from .core.ir import Program
 from .core.pytree import flatten, unflatten
-from .core.types import is_float
+from .core.types import is_complex, is_float
 from .passes import simplify
 from .staging import _Staged, _static_parts, is_single, name_of, normalize_argnums, stage
 from .transforms.jvp import jvp_program
@@ -87,32 +87,37 @@ def jit(fn=None, *, static_argnums=(), static_argnames=(), guards=False, backend
     return jitted
 
 
-def value_and_grad(fn, argnums=0, has_aux=False, *, static_argnums=(), static_argnames=()):
+def value_and_grad(fn, argnums=0, has_aux=False, *, holomorphic=False, static_argnums=(), static_argnames=()):
     """Return a function computing (fn(*args, **kwargs), gradient w.r.t. args[argnums]).
 
-    fn must return a scalar or an array of one element (or (value, aux) with has_aux=True). The
-    gradient has the pytree structure of the differentiated arguments. Keyword arguments pass
-    through to fn and are not differentiated.
+    fn must return a real scalar or an array of one element (or (value, aux) with has_aux=True); with
+    holomorphic=True, a complex one of complex arguments (see `grad`). The gradient has the pytree
+    structure of the differentiated arguments. Keyword arguments pass through to fn and are not
+    differentiated.
 
     >>> value_and_grad(lambda x: anp.sum(x ** 2))(np.ones(3))  # doctest: +SKIP
     (3.0, array([2., 2., 2.]))
     """
-    return _gradient_function(fn, argnums, has_aux, True, static_argnums, static_argnames)
+    return _gradient_function(fn, argnums, has_aux, True, static_argnums, static_argnames, holomorphic)
 
 
-def grad(fn, argnums=0, has_aux=False, *, static_argnums=(), static_argnames=()):
+def grad(fn, argnums=0, has_aux=False, *, holomorphic=False, static_argnums=(), static_argnames=()):
     """The gradient of a scalar function: grad(f)(x) has the structure of x.
 
     Python control flow on traced values (`if x > 0:`, `while abs(term) > tol:`) works: each path
     taken is traced once and reused while its branch decisions hold.
 
+    Complex arguments follow JAX: for a real f of complex z = x + iy, grad(f)(z) = df/dx - i df/dy
+    (the conjugate of the steepest-ascent direction: step along its conjugate). A complex-valued f
+    needs holomorphic=True (complex arguments), and then grad(f)(z) = f'(z).
+
     >>> grad(lambda x: anp.sum(x * x))(np.array([1.0, 2.0]))  # doctest: +SKIP
     array([2., 4.])
     """
-    return _gradient_function(fn, argnums, has_aux, False, static_argnums, static_argnames)
+    return _gradient_function(fn, argnums, has_aux, False, static_argnums, static_argnames, holomorphic)
 
 
-def _gradient_function(fn, argnums, has_aux, with_value, static_argnums, static_argnames):
+def _gradient_function(fn, argnums, has_aux, with_value, static_argnums, static_argnames, holomorphic=False):
     @functools.wraps(fn)
     def gradient(*args, **kwargs):
         nums = _derivative_argnums(fn, argnums, args, kwargs, static_argnums, static_argnames)
@@ -120,7 +125,9 @@ def _gradient_function(fn, argnums, has_aux, with_value, static_argnums, static_
         def build(program, out_tree, closure, call):
             wrt = _wrt(nums, call)
             _check_differentiable(fn, args, nums, program, wrt)
-            value_leaves = _check_scalar_output(fn, program, out_tree, has_aux)
+            value_leaves = _check_scalar_output(fn, program, out_tree, has_aux, holomorphic)
+            if holomorphic:
+                check_holomorphic_inputs("grad", fn, program, wrt)
             seeds = [np.ones(a.shape, a.dtype) if i == 0 else None for i, a in enumerate(program.out_avals)]
             joint = vjp_program(program, wrt + [False] * len(closure), seeds)
             n_out = len(program.outputs)
@@ -130,7 +137,7 @@ def _gradient_function(fn, argnums, has_aux, with_value, static_argnums, static_
             pruned = Program(joint.inputs, joint.eqns, tuple(joint.outputs[i] for i in keep))
             return _Staged(pruned, out_tree, closure)
 
-        staged, call = stage(fn, ("grad", nums, has_aux, with_value), args, kwargs, build,
+        staged, call = stage(fn, ("grad", nums, has_aux, with_value, holomorphic), args, kwargs, build,
                              static_argnums=static_argnums, static_argnames=static_argnames, guarded=True)
         flat = staged(call.leaves)
         n_value = int(with_value)
@@ -171,7 +178,15 @@ def _is_pair(tree) -> bool:
     return tree.kind in ("tuple", "list", "namedtuple") and len(tree.children) == 2
 
 
-def _check_scalar_output(fn, program, out_tree, has_aux) -> int:
+def check_holomorphic_inputs(what: str, fn, program, wrt) -> None:
+    """holomorphic=True differentiates complex arguments only (as JAX)."""
+    for var, flag in zip(program.inputs, wrt):
+        if flag and not is_complex(var.aval.dtype):
+            raise NonDifferentiableError(f"{what} of '{_name(fn)}' with holomorphic=True needs complex arguments, got "
+                                         f"{var.aval}; convert it with anp.asarray(x, complex)")
+
+
+def _check_scalar_output(fn, program, out_tree, has_aux, holomorphic=False) -> int:
     """Validate the output structure; return how many leaves the value part has (1).
 
     The value may have any shape with exactly one element ((), (1,), (1, 1)), as in autograd and
@@ -188,8 +203,17 @@ def _check_scalar_output(fn, program, out_tree, has_aux) -> int:
             f"grad needs '{_name(fn)}' to return a scalar (or an array of one element), but it returned {shape}; "
             "use vjp or jacrev for non-scalar outputs, or reduce it (e.g. anp.sum)"
         )
-    if not is_float(program.out_avals[0].dtype):
-        raise NonDifferentiableError(f"'{_name(fn)}' returns {program.out_avals[0]}, which has no gradient")
+    out = program.out_avals[0]
+    if not is_float(out.dtype):
+        raise NonDifferentiableError(f"'{_name(fn)}' returns {out}, which has no gradient")
+    if holomorphic and not is_complex(out.dtype):
+        raise NonDifferentiableError(f"grad of '{_name(fn)}' with holomorphic=True needs a complex output, got {out}")
+    if is_complex(out.dtype) and not holomorphic:
+        raise NonDifferentiableError(
+            f"grad of '{_name(fn)}': its output {out} is complex; grad needs a real output (e.g. anp.abs(f)**2 or "
+            "anp.real(f)), or holomorphic=True for the complex derivative of a holomorphic function; for "
+            "anything else use vjp"
+        )
     return 1 + (out_tree.num_leaves - 1 if has_aux else 0)
 
 

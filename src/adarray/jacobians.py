@@ -20,6 +20,7 @@ from .api import (
     _split_staged,
     _unflatten_grads,
     _wrt,
+    check_holomorphic_inputs,
     check_tuples,
     grad,
     jvp,
@@ -27,7 +28,7 @@ from .api import (
 from .core.errors import ArgumentError, NonDifferentiableError
 from .core.ir import Program
 from .core.pytree import flatten, unflatten
-from .core.types import is_float
+from .core.types import is_complex, is_float
 from .numpy import moveaxis, reshape
 from .primitives.rules import broadcast_batch
 from .staging import _Staged, stage
@@ -76,7 +77,27 @@ def _jacobian_program(program: Program, wrt, mode: str) -> Program:
     return result
 
 
-def _jacobian(fn, argnums, mode: str, static_argnums=(), static_argnames=()):
+def _check_complex(fn, program, wrt, mode, holomorphic):
+    """JAX's rules: jacfwd needs real arguments and jacrev real outputs, unless holomorphic=True, which
+    needs complex arguments and outputs (then the Jacobian is f'(z))."""
+    name = f"jac{mode}"
+    if holomorphic:
+        check_holomorphic_inputs(name, fn, program, wrt)
+        for aval in program.out_avals:
+            if not is_complex(aval.dtype):
+                raise NonDifferentiableError(f"{name} of '{_name(fn)}' with holomorphic=True needs complex outputs, "
+                                             f"got {aval}")
+        return
+    avals = [v.aval for v, w in zip(program.inputs, wrt) if w] if mode == "fwd" else program.out_avals
+    for aval in avals:
+        if is_complex(aval.dtype):
+            what, instead = ("arguments", "jvp or jacrev") if mode == "fwd" else ("outputs", "vjp or jacfwd")
+            raise NonDifferentiableError(
+                f"{name} of '{_name(fn)}': it has complex {what} ({aval}); {name} needs real ones, or "
+                f"holomorphic=True for a holomorphic function; for anything else use {instead}")
+
+
+def _jacobian(fn, argnums, mode: str, static_argnums=(), static_argnames=(), holomorphic=False):
     @functools.wraps(fn)
     def jacobian(*args, **kwargs):
         nums = _derivative_argnums(fn, argnums, args, kwargs, static_argnums, static_argnames)
@@ -86,12 +107,14 @@ def _jacobian(fn, argnums, mode: str, static_argnums=(), static_argnames=()):
             for var, flag in zip(program.inputs, wrt):
                 if flag and not is_float(var.aval.dtype):
                     raise NonDifferentiableError(f"{mode}: '{_name(fn)}' has a {var.aval} input in argnums {nums}")
+            _check_complex(fn, program, wrt, mode, holomorphic)
             staged = _Staged(_jacobian_program(program, wrt + [False] * len(closure), mode), out_tree, closure)
             staged.wrt_avals = [v.aval for v, w in zip(program.inputs, wrt) if w]
             staged.out_avals = program.out_avals
             return staged
 
-        staged, call = stage(fn, ("jac" + mode, nums), args, kwargs, build, static_argnums=static_argnums,
+        staged, call = stage(fn, ("jac" + mode, nums, holomorphic), args, kwargs, build,
+                             static_argnums=static_argnums,
                              static_argnames=static_argnames, guarded=True)
         flat = staged(call.leaves)
         blocks = _arrange(flat, staged.wrt_avals, staged.out_avals, mode)
@@ -122,23 +145,26 @@ def _arrange(flat, in_avals, out_avals, mode):
     return blocks
 
 
-def jacfwd(fn, argnums=0, *, static_argnums=(), static_argnames=()):
+def jacfwd(fn, argnums=0, *, holomorphic=False, static_argnums=(), static_argnames=()):
     """Jacobian by forward mode (efficient for few inputs). Keyword arguments pass through to fn
-    and are not differentiated.
+    and are not differentiated. The arguments must be real (outputs may be complex); with
+    holomorphic=True, arguments and outputs are complex and the Jacobian is f'(z), as in JAX.
 
     >>> jacfwd(lambda x: anp.sin(x))(np.zeros(3))  # doctest: +SKIP   (the 3x3 identity)
     """
-    return _jacobian(fn, argnums, "fwd", static_argnums, static_argnames)
+    return _jacobian(fn, argnums, "fwd", static_argnums, static_argnames, holomorphic)
 
 
-def jacrev(fn, argnums=0, *, static_argnums=(), static_argnames=()):
-    """Jacobian by reverse mode (efficient for few outputs)."""
-    return _jacobian(fn, argnums, "rev", static_argnums, static_argnames)
+def jacrev(fn, argnums=0, *, holomorphic=False, static_argnums=(), static_argnames=()):
+    """Jacobian by reverse mode (efficient for few outputs). The outputs must be real (arguments may
+    be complex: each row is then a gradient, df/dx - i df/dy); with holomorphic=True, arguments and
+    outputs are complex and the Jacobian is f'(z), as in JAX."""
+    return _jacobian(fn, argnums, "rev", static_argnums, static_argnames, holomorphic)
 
 
-def hessian(fn, argnums=0, *, static_argnums=(), static_argnames=()):
+def hessian(fn, argnums=0, *, holomorphic=False, static_argnums=(), static_argnames=()):
     """Matrix of second derivatives: forward over reverse, jacfwd(jacrev(fn))."""
-    static = {"static_argnums": static_argnums, "static_argnames": static_argnames}
+    static = {"static_argnums": static_argnums, "static_argnames": static_argnames, "holomorphic": holomorphic}
     return jacfwd(jacrev(fn, argnums, **static), argnums, **static)
 
 

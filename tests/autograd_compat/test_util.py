@@ -9,7 +9,7 @@ from adarray.core.pytree import flatten
 from adarray.testing import check_grads as _check_grads
 
 # For triage only (never set in CI): skip the checks at complex arguments, to see whether a test that
-# fails on complex values passes on its real ones. adarray differentiates real values only.
+# fails on complex values passes on its real ones.
 REAL_ONLY = os.environ.get("AUTOGRAD_COMPAT_REAL_ONLY") == "1"
 CHECKS = {"run": 0, "skipped": 0}  # per test, reset by tests/autograd_suite/conftest.py
 

@@ -19,7 +19,8 @@ from .verify import verify as check
 
 _TOKEN = re.compile(
     r"""\s*(?:
-      (?P<number>-?(?:inf|nan|\d+\.\d*(?:e[+-]?\d+)?|\d+e[+-]?\d+|\d+))
+      (?P<number>-?(?:inf|nan|\d+\.\d*(?:e[+-]?\d+)?|\d+e[+-]?\d+|\d+)
+                 (?:[+-](?:inf|nan|\d+\.\d*(?:e[+-]?\d+)?|\d+e[+-]?\d+|\d+)j)?)
     | (?P<string>'[^']*'|"[^"]*")
     | (?P<name>[A-Za-z_][A-Za-z_0-9]*)
     | (?P<punct>[{}()\[\],=.:])
@@ -190,6 +191,8 @@ def _number(text: str):
     if text in ("True", "False"):
         return text == "True"
     try:
+        if text.endswith("j"):  # a complex number, printed as 1.0+2.0j
+            return complex(text)
         if any(c in text for c in ".en") or "inf" in text:
             return float(text)
         return int(text)

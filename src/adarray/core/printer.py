@@ -51,8 +51,10 @@ def format_number(value) -> str:
         return str(bool(value))
     if isinstance(value, (float, np.floating)):
         return repr(float(value))
-    if isinstance(value, complex):
-        return repr(value)
+    if isinstance(value, (complex, np.complexfloating)):  # 1.0+2.0j, -0.5-infj: one token for the parser
+        value = complex(value)
+        sign = "-" if np.signbit(value.imag) else "+"
+        return f"{value.real!r}{sign}{abs(value.imag)!r}j"
     return str(int(value))
 
 

@@ -32,8 +32,37 @@ def dtype_name(dtype) -> str:
 
 
 def is_float(dtype) -> bool:
-    """True for the dtypes we differentiate (real floating point)."""
+    """True for the dtypes we differentiate: floating point, real or complex.
+
+    Complex values follow JAX's conventions: a tangent of a complex value is complex, and reverse
+    mode is the linear transpose under the real pairing <u, v> = Re(sum u * v) (no conjugation), so
+    the gradient of a real f(z) is df/dx - i df/dy and that of a holomorphic f is f'(z).
+    """
+    return np.issubdtype(np.dtype(dtype), np.inexact)
+
+
+def is_complex(dtype) -> bool:
+    """True for complex64 and complex128."""
+    return np.issubdtype(np.dtype(dtype), np.complexfloating)
+
+
+def is_real_float(dtype) -> bool:
+    """True for the real floating-point dtypes (float16, float32, float64)."""
     return np.issubdtype(np.dtype(dtype), np.floating)
+
+
+def real_dtype(dtype) -> np.dtype:
+    """The real dtype of the same precision: complex128 -> float64, complex64 -> float32; others unchanged."""
+    dtype = np.dtype(dtype)
+    return np.finfo(dtype).dtype if is_complex(dtype) else dtype
+
+
+def complex_dtype(dtype) -> np.dtype:
+    """The complex dtype of the same precision: float32 -> complex64, float64 (and the rest) -> complex128."""
+    dtype = np.dtype(dtype)
+    if is_complex(dtype):
+        return dtype
+    return np.dtype(np.complex64) if dtype in (np.float32, np.float16) else np.dtype(np.complex128)
 
 
 @dataclass(frozen=True)

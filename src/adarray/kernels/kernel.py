@@ -15,7 +15,7 @@ The source is checked at decoration time (language.py); the scalar IR is traced 
 argument dtypes (lower.py). A call binds one `kernel` equation (primitive.py), or, when a guard
 rules it out, evaluates the kernel's operations on arrays: a kernel that reads traced arrays it
 does not take as arguments (a closure: Zygote lost such gradients on its dual-number path), or
-complex arguments (adarray differentiates real floats only). Both give the same values.
+complex arguments (the kernel primitive computes in real floats only). Both give the same values.
 """
 from __future__ import annotations
 

@@ -13,8 +13,9 @@ from __future__ import annotations
 import numpy as _np
 
 from ..tracing import ARRAY_METHODS
-from . import linalg
+from . import fft, linalg
 from ._array import Array, wrap_functions
+from ._complex import angle, conj, conjugate, imag, iscomplex, iscomplexobj, isreal, isrealobj, real, real_if_close
 from ._counting import bincount, histogram
 from ._creation import (
     arange,
@@ -54,6 +55,7 @@ from ._math import (
     acos,
     acosh,
     add,
+    allclose,
     arccos,
     arccosh,
     arcsin,
@@ -78,11 +80,15 @@ from ._math import (
     exp,
     exp2,
     expm1,
+    fabs,
     floor,
     floor_divide,
+    fmax,
+    fmin,
     greater,
     greater_equal,
     hypot,
+    isclose,
     isfinite,
     isnan,
     less,
@@ -92,6 +98,7 @@ from ._math import (
     log2,
     log10,
     logaddexp,
+    logaddexp2,
     logical_and,
     logical_not,
     logical_or,
@@ -167,6 +174,7 @@ from ._shape import (
     ravel,
     repeat,
     reshape,
+    rollaxis,
     row_stack,
     split,
     squeeze,
@@ -214,6 +222,12 @@ from ._statistics import (
 from .linalg import norm
 
 float32, float64, int32, int64, bool_ = _np.float32, _np.float64, _np.int32, _np.int64, _np.bool_
+complex64, complex128, float16, dtype = _np.complex64, _np.complex128, _np.float16, _np.dtype
+
+
+def ndim(x) -> int:
+    """The number of dimensions (numpy.ndim; works on traced values)."""
+    return len(_np.shape(x)) if not hasattr(x, "aval") else x.aval.ndim
 pi, e, inf, nan, newaxis = _np.pi, _np.e, _np.inf, _np.nan, None
 
 
@@ -232,6 +246,7 @@ def _method_table():
         "any": any, "squeeze": squeeze, "flatten": flatten, "ravel": ravel, "dot": dot, "clip": clip,
         "cumsum": cumsum, "cumprod": cumprod, "take": take, "swapaxes": swapaxes, "repeat": repeat,
         "transpose": transpose, "T": lambda x: transpose(x), "at": at,
+        "real": real, "imag": imag, "conj": conj, "conjugate": conj,
     }
     ufuncs = {
         "add": add, "subtract": subtract, "multiply": multiply, "divide": divide, "true_divide": divide,
@@ -243,6 +258,7 @@ def _method_table():
         "tan": tan, "sinh": sinh, "cosh": cosh, "arcsin": arcsin, "arccos": arccos, "arctan": arctan,
         "sign": sign, "floor": floor, "ceil": ceil, "logical_and": logical_and, "logical_or": logical_or,
         "logical_not": logical_not, "reciprocal": reciprocal,
+        "conjugate": conj, "fabs": fabs, "fmax": fmax, "fmin": fmin, "logaddexp2": logaddexp2,
     }
     ufuncs.update({name: globals()[name] for name in (
         "log2", "log10", "exp2", "hypot", "arcsinh", "arccosh", "arctanh", "deg2rad", "rad2deg", "radians",

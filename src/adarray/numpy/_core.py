@@ -5,6 +5,8 @@ Python scalars are weakly typed as in NumPy 2 (float32 array * 2.0 stays float32
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ..core.errors import ShapeError
@@ -17,7 +19,7 @@ DEFAULT_FLOAT = np.dtype(np.float64)
 
 
 def is_python_scalar(value) -> bool:
-    return isinstance(value, (bool, int, float)) and not isinstance(value, np.generic)
+    return isinstance(value, (bool, int, float, complex)) and not isinstance(value, np.generic)
 
 
 def aval(value) -> Aval:
@@ -60,9 +62,10 @@ def result_dtype(*values) -> np.dtype:
 
 
 def float_dtype(*values) -> np.dtype:
-    """The floating dtype an operation on `values` computes in (ints and bools -> float64)."""
+    """The floating dtype an operation on `values` computes in: ints and bools -> float64; real and
+    complex floating dtypes stay (a complex value is never cast to real)."""
     common = result_dtype(*values)
-    return common if np.issubdtype(common, np.floating) else DEFAULT_FLOAT
+    return common if np.issubdtype(common, np.inexact) else DEFAULT_FLOAT
 
 
 def broadcast_shapes(op: str, *shapes) -> tuple[int, ...]:
@@ -76,11 +79,16 @@ def broadcast_shapes(op: str, *shapes) -> tuple[int, ...]:
 
 
 def cast(value, target_dtype):
-    """Convert a value to `target_dtype` (Python scalars become 0-d arrays)."""
+    """Convert a value to `target_dtype` (Python scalars become 0-d arrays). Complex to real (an explicit
+    astype) keeps the real part with NumPy's ComplexWarning: never silently."""
     if is_python_scalar(value):
         return np.asarray(value, target_dtype)
     value = asvalue(value)
-    return ew.convert(value, target_dtype)
+    target = np.dtype(target_dtype)
+    if dtype(value).kind == "c" and target.kind in "fiu":
+        warnings.warn(f"casting {dtype(value)} to {target} discards the imaginary part", np.exceptions.ComplexWarning,
+                      stacklevel=3)
+    return ew.convert(value, target)
 
 
 def prepare(op: str, *values, dtype=None):

@@ -91,7 +91,10 @@ def outer(a, b):
 
 
 def vdot(a, b):
-    return inner(ravel(a), ravel(b))
+    """sum(conj(a) * b) over the flattened arrays (numpy.vdot conjugates its first argument)."""
+    from ._complex import conj
+
+    return inner(conj(ravel(a)), ravel(b))
 
 
 def tensordot(a, b, axes=2):

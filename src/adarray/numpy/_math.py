@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.types import is_complex
 from ..primitives import elementwise as ew
 from ._core import (
     asvalue,
@@ -99,13 +100,19 @@ absolute = abs
 
 
 def sign(x):
-    return ew.sign(asvalue(x))
+    """-1, 0 or 1; for complex x, x / |x| (0 at 0), as NumPy 2."""
+    x = asvalue(x)
+    if is_complex(dtype(x)):
+        magnitude = ew.abs(x)
+        safe = ew.select(ew.eq(magnitude, 0.0), ew.full_like(magnitude, 1.0), magnitude)
+        return ew.div(x, cast(safe, dtype(x)))
+    return ew.sign(x)
 
 
 def _rounding(op, name):
     def fn(x):
         x = asvalue(x)
-        return op(x) if np.issubdtype(dtype(x), np.floating) else x
+        return op(x) if np.issubdtype(dtype(x), np.inexact) else x  # complex: op raises ShapeError
 
     fn.__name__ = name
     return fn
@@ -117,6 +124,13 @@ _round_half_even = _rounding(ew.round, "round")
 
 
 def round(x, decimals: int = 0):  # noqa: A001 - NumPy's name
+    """Round half to even (numpy.round); complex x: its real and imaginary parts, as NumPy."""
+    x = asvalue(x)
+    if is_complex(dtype(x)):
+        from ..primitives.complex import complex as make_complex
+        from ..primitives.complex import imag, real
+
+        return make_complex(round(real(x), decimals), round(imag(x), decimals))
     if decimals == 0:
         return _round_half_even(x)
     scale = 10.0 ** decimals
@@ -138,7 +152,7 @@ def reciprocal(x):
 
 def power(x, y):
     """x ** y; an integral Python exponent uses exact repeated multiplication."""
-    if is_python_scalar(y) and float(y).is_integer() and not isinstance(y, bool):
+    if is_python_scalar(y) and not isinstance(y, (bool, complex)) and float(y).is_integer():
         x = asvalue(x)
         if int(y) < 0 and not np.issubdtype(dtype(x), np.floating):
             x = cast(x, float_dtype(x))
@@ -198,7 +212,7 @@ def clip(x, a_min=None, a_max=None, *, min=None, max=None):  # noqa: A002 - NumP
 
 def isfinite(x):
     x = asvalue(x)
-    return ew.isfinite(x) if np.issubdtype(dtype(x), np.floating) else ew.eq(x, x)
+    return ew.isfinite(x) if np.issubdtype(dtype(x), np.inexact) else ew.eq(x, x)
 
 
 def isnan(x):
@@ -242,6 +256,12 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     The derivative passes where x is finite and is 0 at the replaced elements.
     """
     x = asvalue(x)
+    if is_complex(dtype(x)):  # the real and imaginary parts separately, as NumPy
+        from ..primitives.complex import complex as make_complex
+        from ..primitives.complex import imag, real
+
+        parts = [nan_to_num(part, nan=nan, posinf=posinf, neginf=neginf) for part in (real(x), imag(x))]
+        return make_complex(*parts)
     if not np.issubdtype(dtype(x), np.floating):
         return x
     info = np.finfo(dtype(x))
@@ -293,3 +313,53 @@ def piecewise(x, condlist, funclist, *args, **kwargs):
         value = fn(x, *args, **kwargs) if callable(fn) else fn
         result = where(condition, cast(value, dtype(x)) if not is_python_scalar(value) else value, result)
     return asvalue(result)
+
+
+# --- more of NumPy's elementwise functions (autograd's tests use them) ---------------------------------
+
+def fabs(x):
+    """|x| of real x (numpy.fabs: integers compute in float64; complex x is an error, use abs)."""
+    x = asvalue(x)
+    if is_complex(dtype(x)):
+        from ..core.errors import ShapeError
+
+        raise ShapeError(f"fabs: is not defined for complex values, got {dtype(x)}; use anp.abs")
+    return ew.abs(cast(x, float_dtype(x)))
+
+
+def _nan_ignoring(pick, name):
+    def fn(x, y):
+        a, b = prepare(name, x, y)
+        return where(isnan(b), a, where(isnan(a), b, pick(a, b)))
+
+    fn.__name__ = name
+    fn.__doc__ = (f"Elementwise {name}, ignoring NaN (NaN only where both are NaN), like numpy.{name}; at a tie "
+                  "the first argument gets the derivative.")
+    return fn
+
+
+fmax = _nan_ignoring(ew.maximum, "fmax")
+fmin = _nan_ignoring(ew.minimum, "fmin")
+
+
+def logaddexp2(x, y):
+    """log2(2**x + 2**y), computed stably (numpy.logaddexp2)."""
+    a, b = prepare("logaddexp2", x, y, dtype=float_dtype(x, y))
+    return ew.div(ew.logaddexp(ew.mul(a, np.log(2.0)), ew.mul(b, np.log(2.0))), np.log(2.0))
+
+
+def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """|a - b| <= atol + rtol |b| elementwise, infinities equal only to themselves (numpy.isclose)."""
+    x, y = prepare("isclose", a, b, dtype=float_dtype(a, b))
+    finite = logical_and(isfinite(x), isfinite(y))
+    x0, y0 = where(finite, x, 0), where(finite, y, 0)  # no inf - inf (a warning) where the answer is x == y
+    close = less_equal(ew.abs(subtract(x0, y0)), ew.add(ew.mul(ew.abs(y0), float(rtol)), float(atol)))
+    out = where(finite, close, equal(x, y))
+    return logical_or(out, logical_and(isnan(x), isnan(y))) if equal_nan else out
+
+
+def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """True if isclose holds everywhere (numpy.allclose); a traced boolean under a trace."""
+    from ._reductions import all as all_
+
+    return all_(isclose(a, b, rtol, atol, equal_nan))

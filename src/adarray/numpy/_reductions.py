@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.types import is_complex
 from ..primitives import elementwise as ew
 from ..primitives import reduce as reductions
 from ..primitives import scan as scans
 from ..primitives.structural import reshape as reshape_exact
 from ._core import asvalue, cast, dtype, float_dtype, normalize_axes, normalize_axis, shape
-from ._math import divide, exp, log, multiply, sqrt, subtract, where
+from ._math import divide, equal, exp, log, logical_and, multiply, sqrt, subtract, where
 
 
 def _keep(value, in_shape, axes, keepdims):
@@ -46,13 +47,41 @@ def _accumulator(x):
 
 
 def max(x, axis=None, keepdims=False):  # noqa: A001 - NumPy's name
-    """Maximum; at a tie the gradient goes to the first maximal element."""
+    """Maximum; at a tie the gradient goes to the first maximal element. Complex values are ordered
+    as NumPy orders them: by real part, then by imaginary part."""
+    if is_complex(dtype(asvalue(x))):
+        return _complex_extremum(asvalue(x), "max", axis, keepdims)
     return _reduce(x, "max", axis, keepdims, "max")
 
 
 def min(x, axis=None, keepdims=False):  # noqa: A001 - NumPy's name
-    """Minimum; at a tie the gradient goes to the first minimal element."""
+    """Minimum; at a tie the gradient goes to the first minimal element (complex: see max)."""
+    if is_complex(dtype(asvalue(x))):
+        return _complex_extremum(asvalue(x), "min", axis, keepdims)
     return _reduce(x, "min", axis, keepdims, "min")
+
+
+def _complex_extremum(x, op, axis, keepdims):
+    """NumPy's lexicographic max/min of complex values: the greatest real part, and among those the
+    greatest imaginary part. The winner (the first one at an exact tie) is gathered, so it gets the
+    whole derivative."""
+    from ..primitives import complex as cp
+    from ..primitives.structural import transpose
+    from ._indexing import take_along_axis
+
+    ndim = len(shape(x))
+    axes = normalize_axes(axis, ndim, op)
+    kept = [i for i in range(ndim) if i not in axes]
+    kept_shape = tuple(shape(x)[i] for i in kept)
+    flat = reshape_exact(transpose(x, kept + list(axes)), kept_shape + (_count(x, axes),))
+    last = len(kept_shape)
+    real, imag = cp.real(flat), cp.imag(flat)
+    tie = equal(real, reductions.reduce(real, op, (last,))[..., None])
+    candidates = where(tie, imag, -np.inf if op == "max" else np.inf)
+    winner = logical_and(tie, equal(candidates, reductions.reduce(candidates, op, (last,))[..., None]))
+    index = reductions.argmax(winner, last)
+    best = reshape_exact(take_along_axis(flat, index[..., None], last), kept_shape)
+    return _keep(best, shape(x), axes, keepdims)
 
 
 amax, amin = max, min
@@ -82,7 +111,14 @@ def var(x, axis=None, keepdims=False, ddof=0):
     x = cast(x, float_dtype(x))
     axes = normalize_axes(axis, len(shape(x)), "var")
     centered = subtract(x, mean(x, axes, keepdims=True))
-    return divide(sum(multiply(centered, centered), axes, keepdims), float(_count(x, axes) - ddof))
+    if is_complex(dtype(x)):  # |x - mean|^2, real (NumPy's var of complex values)
+        from ..primitives import complex as cp
+
+        real, imag = cp.real(centered), cp.imag(centered)
+        squares = ew.add(ew.mul(real, real), ew.mul(imag, imag))
+    else:
+        squares = multiply(centered, centered)
+    return divide(sum(squares, axes, keepdims), float(_count(x, axes) - ddof))
 
 
 def std(x, axis=None, keepdims=False, ddof=0):

@@ -265,3 +265,17 @@ def stack_nested(value):
         return cast(item, target)
 
     return build(value)
+
+
+def rollaxis(x, axis, start=0):
+    """Move `axis` to just before position `start` (numpy.rollaxis; moveaxis is the clearer name)."""
+    ndim = len(shape(asvalue(x)))
+    axis = normalize_axis(axis, ndim, "rollaxis")
+    start = start + ndim if start < 0 else start
+    if not 0 <= start <= ndim:
+        from ..core.errors import IndexOutOfRangeError
+
+        raise IndexOutOfRangeError(f"rollaxis: start {start} is out of range for an array of {ndim} dimensions")
+    if axis < start:
+        start -= 1
+    return moveaxis(x, axis, start) if axis != start else asvalue(x)

@@ -2,8 +2,9 @@
 
     import adarray.numpy as anp
     anp.linalg.solve(a, b); anp.linalg.slogdet(a); anp.linalg.eigh(a); anp.linalg.norm(x, ord=2)
+    anp.linalg.eig(a)      # complex eigenvalues and eigenvectors of a general matrix, with derivatives
 
-Every function takes stacks of matrices (..., m, n) and float32 or float64 (integers compute in
+Every function takes stacks of matrices (..., m, n) of float32, float64, complex64 or complex128 (integers compute in
 float64), with NumPy's semantics and results. Derivatives come from matrix identities, never from
 differentiating a factorisation loop: the primitives are cholesky, triangular_solve, solve, lu,
 qr, eigh, svd, det (with adjugate), pinv and expm (adarray.primitives.triangular, factorizations,
@@ -36,11 +37,14 @@ import builtins
 import numpy as np
 
 from ..core.errors import ArgumentError, ShapeError, UnsupportedError
+from ..core.types import is_complex, real_dtype
+from ..primitives import eig as eig_primitives
 from ..primitives import elementwise as ew
 from ..primitives import factorizations, matrix_functions, spectral
 from ..primitives import triangular as triangular_primitives
 from ..primitives.matrices import LinAlgError, diagonal
 from ..tracing import ARRAY_METHODS, Tracer
+from ._complex import conj, imag, real
 from ._core import asvalue, broadcast_shapes, cast, dtype, normalize_axis, result_dtype, shape
 from ._linalg import matmul
 from ._math import abs, not_equal, power, sign, sqrt, where
@@ -48,8 +52,9 @@ from ._reductions import max, min, prod, sum
 from ._shape import broadcast_to, moveaxis, reshape, stack
 
 __all__ = [
-    "LinAlgError", "cholesky", "det", "eigh", "eigvalsh", "inv", "lstsq", "matrix_norm", "matrix_power",
-    "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "vector_norm",
+    "LinAlgError", "cholesky", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv", "lstsq", "matrix_norm",
+    "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "svd", "svdvals",
+    "vector_norm",
 ]
 
 
@@ -62,6 +67,7 @@ def _result(name, fields):
     return type(name, (tuple,), namespace)
 
 
+EigResult = _result("EigResult", ("eigenvalues", "eigenvectors"))
 EighResult = _result("EighResult", ("eigenvalues", "eigenvectors"))
 QRResult = _result("QRResult", ("Q", "R"))
 SlogdetResult = _result("SlogdetResult", ("sign", "logabsdet"))
@@ -83,11 +89,12 @@ def _asarray(x):
 
 
 def _float(x, *others):
-    """x as an array of the float dtype the operation computes in (NumPy: integers -> float64)."""
+    """x as an array of the float dtype the operation computes in (NumPy: integers -> float64; complex
+    stays complex)."""
     x = _asarray(x)
     others = [_asarray(o) for o in others]
     target = result_dtype(x, *others) if others else dtype(x)
-    if not np.issubdtype(target, np.floating):
+    if not np.issubdtype(target, np.inexact):
         target = np.dtype(np.float64)
     if np.dtype(target).itemsize < 4:
         target = np.dtype(np.float32)
@@ -103,9 +110,10 @@ def _matrix(name, a, square=False):
     return a
 
 
-def _mT(a):  # noqa: N802
+def _mH(a):  # noqa: N802
+    """The conjugate transpose of the last two axes (the transpose of a real a)."""
     ndim = len(shape(a))
-    return moveaxis(a, ndim - 1, ndim - 2)
+    return conj(moveaxis(a, ndim - 1, ndim - 2))
 
 
 def _batch_together(name, a, b):
@@ -176,11 +184,11 @@ def slogdet(a):
 
 
 def cholesky(a, upper=False):
-    """The Cholesky factor: lower L with L L^T = a, reading a's lower triangle (upper=True: U with
-    U^T U = a, reading the upper triangle). Raises LinAlgError unless a is positive definite."""
+    """The Cholesky factor: lower L with L L^H = a, reading a's lower triangle (upper=True: U with
+    U^H U = a, reading the upper triangle). Raises LinAlgError unless a is positive definite."""
     a = _matrix("cholesky", _float(a), square=True)
     if upper:
-        return _mT(triangular_primitives.cholesky(_mT(a)))
+        return _mH(triangular_primitives.cholesky(_mH(a)))
     return triangular_primitives.cholesky(a)
 
 
@@ -272,7 +280,7 @@ def _symmetric_input(name, a, uplo):
     if uplo not in ("L", "U"):
         raise ArgumentError(f"linalg.{name}: UPLO must be 'L' or 'U', got {uplo!r}")
     a = _matrix(name, _float(a), square=True)
-    return a if uplo == "L" else _mT(a)   # the upper triangle of a is the lower one of a^T
+    return a if uplo == "L" else _mH(a)   # the upper triangle of a is the lower one of a^H
 
 
 def eigh(a, UPLO="L"):  # noqa: N803 - NumPy's name
@@ -284,6 +292,22 @@ def eigh(a, UPLO="L"):  # noqa: N803 - NumPy's name
 def eigvalsh(a, UPLO="L"):  # noqa: N803 - NumPy's name
     """The eigenvalues, ascending, of the symmetric matrix whose UPLO triangle is a's."""
     return spectral.eigh(_symmetric_input("eigvalsh", a, UPLO), compute_v=False)[0]
+
+
+def eig(a):
+    """(eigenvalues, eigenvectors as columns) of a general square matrix: a @ v[:, j] = w[j] v[:, j].
+
+    Complex always, also for real a and real eigenvalues (as JAX: NumPy returns real arrays then, but
+    a traced result's dtype cannot depend on values). Each eigenvector has norm 1 and its largest
+    component real, as LAPACK gives them, and its derivative keeps both (adarray.primitives.eig).
+    """
+    values, vectors = eig_primitives.eig(_matrix("eig", _float(a), square=True))
+    return EigResult(values, vectors)
+
+
+def eigvals(a):
+    """The eigenvalues of a general square matrix, complex (see eig)."""
+    return eig_primitives.eig(_matrix("eigvals", _float(a), square=True), compute_v=False)[0]
 
 
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
@@ -355,22 +379,30 @@ def lstsq(a, b, rcond=None):
     values = svdvals(a)
     rank = sum(values > max(values) * cutoff) if n and m else np.asarray(0, np.int64)
     x = matmul(matrix_functions.pinv(a, cutoff), b)
-    residuals = sum((b - matmul(a, x)) ** 2, axis=0)
+    residuals = sum(_squared_magnitude(b - matmul(a, x)), axis=0)
     if len(shape(b)) == 1:
         residuals = reshape(residuals, (1,))
     full_rank = m > n and (isinstance(rank, Tracer) or int(rank) == n)
     if not full_rank:
-        residuals = np.zeros((0,), dtype(a))
+        residuals = np.zeros((0,), real_dtype(dtype(a)))
     return x, residuals, cast(rank, np.int32), values
 
 
 # --- norms ---------------------------------------------------------------------------------------
 
 
+def _squared_magnitude(x):
+    """|x|^2: x * x, or re^2 + im^2 for complex x (squares that the square-root guard recognises)."""
+    if not is_complex(dtype(x)):
+        return x * x
+    re, im = real(x), imag(x)
+    return re * re + im * im
+
+
 def _sum_of_squares_root(x, axis, keepdims):
-    # sqrt(sum(x * x)) in exactly this form: the square-root guard (passes/guards.py) recognises it
+    # sqrt(sum(|x|^2)) in exactly this form: the square-root guard (passes/guards.py) recognises it
     # and gives the gradient 0 at x = 0.
-    return sqrt(sum(x * x, axis=axis, keepdims=keepdims))
+    return sqrt(sum(_squared_magnitude(x), axis=axis, keepdims=keepdims))
 
 
 def _vector_norm(x, ord, axis, keepdims):  # noqa: A002 - NumPy's name
@@ -383,7 +415,7 @@ def _vector_norm(x, ord, axis, keepdims):  # noqa: A002 - NumPy's name
     if ord == -np.inf:
         return min(abs(x), axis=axis, keepdims=keepdims)
     if ord == 0:
-        return sum(cast(not_equal(x, 0), dtype(x)), axis=axis, keepdims=keepdims)
+        return sum(cast(not_equal(x, 0), real_dtype(dtype(x))), axis=axis, keepdims=keepdims)
     if ord == 1:
         return sum(abs(x), axis=axis, keepdims=keepdims)
     p = float(ord)

@@ -13,6 +13,7 @@ at zero, where JAX and PyTorch give NaN (jax#21723, jax#4177, autograd#151).
 from __future__ import annotations
 
 from ..core.ir import Literal, Program, Var, walk
+from ..core.types import is_real_float
 from ..primitives import elementwise as ew
 from ..tracing import trace_program
 
@@ -55,7 +56,8 @@ def _is_square(atom, producers) -> bool:
 def guard_square_roots(program: Program) -> Program:
     """The program with every sqrt of a sum of squares guarded at zero (values unchanged)."""
     producers = {id(v): eqn for eqn in program.eqns for v in eqn.outputs}
-    guarded = [eqn for eqn in program.eqns if _is_square_root(eqn) and _is_sum_of_squares(eqn.inputs[0], producers)]
+    guarded = [eqn for eqn in program.eqns if _is_square_root(eqn) and is_real_float(eqn.inputs[0].aval.dtype)
+               and _is_sum_of_squares(eqn.inputs[0], producers)]  # complex squares are not >= 0
     if not guarded:
         return program
     chosen = {id(eqn) for eqn in guarded}

@@ -3,8 +3,11 @@
 Importing this package registers every primitive.
 """
 from . import (  # noqa: F401
+    complex,
+    eig,
     elementwise,
     factorizations,
+    fft,
     indexing,
     linalg,
     matrix_functions,

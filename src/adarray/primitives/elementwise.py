@@ -11,9 +11,9 @@ import numpy as np
 
 from ..core.errors import ShapeError
 from ..core.primitive import REGISTRY, Primitive, Zero
-from ..core.types import is_float
+from ..core.types import is_complex, is_float
 from .rules import aval_of_value, batch_elementwise, elementwise, linear, nondifferentiable, zero_derivative
-from .scalar import PARTIALS, PIECEWISE_CONSTANT, SINGULAR
+from .scalar import COMPLEX_OPERANDS, PARTIALS, PIECEWISE_CONSTANT, SINGULAR
 
 # Sampling domains for the generated rule tests: name -> (low, high).
 DOMAINS = {
@@ -33,6 +33,9 @@ def _same_shape_rule(name, *, floats_only=False, result_dtype=None):
                 )
         if floats_only and not is_float(first.dtype):
             raise ShapeError(f"{name}: needs floating-point operands, got {first}")
+        if is_complex(first.dtype) and name not in COMPLEX_OPERANDS:
+            raise ShapeError(f"{name}: is not defined for complex operands, got {first} (no silent cast to real: "
+                             "take anp.real, anp.imag or anp.abs first)")
         return first.update(dtype=result_dtype) if result_dtype else first
 
     return abstract_eval
@@ -60,7 +63,7 @@ def _coerce(x, y):
 
 
 def _is_python_scalar(value) -> bool:
-    return isinstance(value, (int, float, bool)) and not hasattr(value, "aval")
+    return isinstance(value, (int, float, bool, complex)) and not hasattr(value, "aval")
 
 
 def _binary(name, rule_kind, *, floats_only=False, result_dtype=None):

@@ -16,6 +16,10 @@ qr[full_matrices] a -> (q, r)
     columns Q2 of Q are one orthonormal basis of the complement, not unique; they move by the
     smallest rotation that keeps them orthogonal to Q1, dQ2 = -Q1 dQ1^T Q2, so quantities that do
     not depend on the choice of basis (Q2 Q2^T) have exact derivatives.
+Complex matrices: solve and lu are holomorphic, so their rules hold unchanged (JAX's reverse mode is
+the linear transpose, no conjugate). qr uses conjugate transposes, and Omega also takes the imaginary
+part of diag(C), since LAPACK's R has a real diagonal (JAX's rule); its reverse rule is the
+transpose under JAX's pairing (matrices.jax_cotangent).
 Rank-deficient input: values are LAPACK's; derivatives divide by the diagonal of R (or U) and are
 inf or NaN there, as the factors are not differentiable (not even unique) at such matrices.
 """
@@ -30,11 +34,16 @@ from . import elementwise as ew
 from .matrices import (
     batch_matrices,
     columns,
+    complex_normal,
     eye_like,
     float_matrix,
     hstack,
+    is_complex_matrix,
+    jax_cotangent,
     matmul,
+    mH,
     mT,
+    real_part,
     rows,
     square_matrix,
     tril,
@@ -90,6 +99,7 @@ solve_p.sample = lambda rng: [
     ([rng.normal(size=(0, 2, 2)), rng.normal(size=(0, 2, 2))], {}),
     ([(rng.normal(size=(3, 3)) + 3 * np.eye(3)).astype(np.float32), rng.normal(size=(3, 2)).astype(np.float32)],
      {}),
+    ([complex_normal(rng, (3, 3)) + 3 * np.eye(3), complex_normal(rng, (3, 2))], {}),
 ]
 
 # --- lu ------------------------------------------------------------------------------------------
@@ -178,6 +188,7 @@ lu_p.sample = lambda rng: [
     ([rng.normal(size=(1, 1)) + 1.0], {}),
     ([rng.normal(size=(0, 2, 2))], {}),
     ([rng.normal(size=(3, 3)).astype(np.float32)], {}),
+    ([complex_normal(rng, (3, 3))], {}),
 ]
 
 # --- qr ------------------------------------------------------------------------------------------
@@ -203,25 +214,40 @@ def _right_solve_upper(x, r):
     return mT(triangular_solve(r, mT(x), lower=False, transpose_a=True))
 
 
+def _imaginary_diagonal(x):
+    """i Im(diag(x)) as a diagonal matrix (0 for real x): the rotation of Q that keeps diag(R) real."""
+    if not is_complex_matrix(x):
+        return None
+    diagonal_part = ew.mul(x, eye_like(x))
+    return ew.sub(diagonal_part, ew.convert(real_part(diagonal_part), aval_of_value(x).dtype))
+
+
 def _tall_jvp(q, r, da):
     """(dQ, dR) for a = q r with q (m, n), r (n, n), m >= n."""
     b = _right_solve_upper(da, r)                  # dA R^-1
-    c = matmul(mT(q), b)                           # Q^T dA R^-1
+    c = matmul(mH(q), b)                           # Q^H dA R^-1
     below = tril(c, -1)
-    omega = ew.sub(below, mT(below))
+    omega = ew.sub(below, mH(below))
+    imaginary = _imaginary_diagonal(c)
+    if imaginary is not None:
+        omega = ew.add(omega, imaginary)
     dq = ew.add(matmul(q, ew.sub(omega, c)), b)
     dr = matmul(ew.sub(c, omega), r)
     return dq, dr
 
 
 def _tall_vjp(q, r, ct_q, ct_r):
-    """a_bar for a = q r with q (m, n), r (n, n), m >= n; ct_q, ct_r may be None (zero)."""
+    """The Hilbert adjoint of _tall_jvp (a_bar for a real a): a = q r with q (m, n), r (n, n), m >= n;
+    ct_q, ct_r may be None (zero)."""
     if ct_q is None:
         ct_q = zeros(aval_of_value(q).shape, aval_of_value(q).dtype)
-    qt_ct = matmul(mT(q), ct_q)
-    m = qt_ct if ct_r is None else ew.sub(qt_ct, matmul(ct_r, mT(r)))
-    inner = ew.sub(tril(ew.sub(m, mT(m)), -1), m)
-    return mT(triangular_solve(r, mT(ew.add(ct_q, matmul(q, inner))), lower=False))   # (...) R^-T
+    qt_ct = matmul(mH(q), ct_q)
+    m = qt_ct if ct_r is None else ew.sub(qt_ct, matmul(ct_r, mH(r)))
+    inner = ew.sub(tril(ew.sub(m, mH(m)), -1), m)
+    imaginary = _imaginary_diagonal(m)
+    if imaginary is not None:
+        inner = ew.add(inner, imaginary)
+    return mH(triangular_solve(r, mH(ew.add(ct_q, matmul(q, inner))), lower=False))   # (...) R^-H
 
 
 def _qr_jvp(tangents, primals, outputs, *, full_matrices):
@@ -229,19 +255,25 @@ def _qr_jvp(tangents, primals, outputs, *, full_matrices):
     m, n = aval_of_value(da).shape[-2:]
     if m < n:
         dq, dr1 = _tall_jvp(q, columns(r, 0, m), columns(da, 0, m))
-        dr2 = ew.add(matmul(mT(dq), columns(primals[0], m, None)), matmul(mT(q), columns(da, m, None)))
+        dr2 = ew.add(matmul(mH(dq), columns(primals[0], m, None)), matmul(mH(q), columns(da, m, None)))
         return [dq, hstack([dr1, dr2])]
     if full_matrices and m > n:
         q1, q2 = columns(q, 0, n), columns(q, n, None)
         dq1, dr1 = _tall_jvp(q1, rows(r, 0, n), da)
-        dq2 = ew.neg(matmul(q1, matmul(mT(dq1), q2)))
+        dq2 = ew.neg(matmul(q1, matmul(mH(dq1), q2)))
         zero_rows = zeros(aval_of_value(r).shape[:-2] + (m - n, n), aval_of_value(r).dtype)
         return [hstack([dq1, dq2]), vstack([dr1, zero_rows])]
     return list(_tall_jvp(q, r, da))
 
 
 def _qr_vjp(cotangents, primals, outputs, needs, *, full_matrices):
-    (ct_q, ct_r), (q, r) = [None if is_zero(c) else c for c in cotangents], outputs
+    ct_q, ct_r = [None if is_zero(c) else c for c in cotangents]
+    return jax_cotangent(lambda ct_q, ct_r: _qr_adjoint(ct_q, ct_r, primals, outputs, full_matrices), ct_q, ct_r)
+
+
+def _qr_adjoint(ct_q, ct_r, primals, outputs, full_matrices):
+    """The Hilbert adjoint of _qr_jvp (for real matrices the reverse rule itself)."""
+    q, r = outputs
     m, n = aval_of_value(primals[0]).shape[-2:]
     if m < n:
         y_part = columns(primals[0], m, None)
@@ -249,7 +281,7 @@ def _qr_vjp(cotangents, primals, outputs, needs, *, full_matrices):
         ct_y = None
         if ct_r is not None:
             ct_r2 = columns(ct_r, m, None)
-            through_r2 = matmul(y_part, mT(ct_r2))                  # R2 = Q^T Y
+            through_r2 = matmul(y_part, mH(ct_r2))                  # R2 = Q^H Y
             ct_q = through_r2 if ct_q is None else ew.add(ct_q, through_r2)
             ct_y = matmul(q, ct_r2)
         ct_x = _tall_vjp(q, columns(r, 0, m), ct_q, ct_r1)
@@ -260,7 +292,7 @@ def _qr_vjp(cotangents, primals, outputs, needs, *, full_matrices):
         q1, q2 = columns(q, 0, n), columns(q, n, None)
         if ct_q is not None:
             ct_q2 = columns(ct_q, n, None)
-            ct_q = ew.sub(columns(ct_q, 0, n), matmul(q2, matmul(mT(ct_q2), q1)))
+            ct_q = ew.sub(columns(ct_q, 0, n), matmul(q2, matmul(mH(ct_q2), q1)))
         return [_tall_vjp(q1, rows(r, 0, n), ct_q, None if ct_r is None else rows(ct_r, 0, n))]
     return [_tall_vjp(q, r, ct_q, ct_r)]
 
@@ -276,4 +308,7 @@ qr_p.sample = lambda rng: [
     ([rng.normal(size=(1, 1))], {"full_matrices": False}),
     ([rng.normal(size=(0, 3, 2))], {"full_matrices": False}),
     ([rng.normal(size=(4, 3)).astype(np.float32)], {"full_matrices": False}),
+    ([complex_normal(rng, (4, 3))], {"full_matrices": False}),
+    ([complex_normal(rng, (2, 4))], {"full_matrices": True}),
+    ([complex_normal(rng, (3, 3))], {"full_matrices": True}),
 ]

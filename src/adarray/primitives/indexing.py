@@ -92,6 +92,10 @@ def _scatter_abstract_eval(x, updates, *indices, spec, op):
     shape = gather_shape(x, spec, indices)
     if updates.shape != shape or updates.dtype != x.dtype:
         raise ShapeError(f"scatter: updates {updates} do not match the indexed window {x.update(shape=shape)}")
+    if op in ("min", "max"):
+        from .rules import refuse_complex
+
+        refuse_complex(f"scatter[op={op}]", x)
     return x
 
 
@@ -244,6 +248,9 @@ def _mul_partials_abstract_eval(x, updates, targets, weights):
 
 def _winner_abstract_eval(x, updates, output, targets):
     _flat_abstract_eval("scatter_winner", True)(x, updates, targets)
+    from .rules import refuse_complex
+
+    refuse_complex("scatter_winner", x)
     if output != x:
         raise ShapeError(f"scatter_winner: the output {output} must match x {x}")
     return Aval(x.shape, np.int64)

@@ -9,9 +9,17 @@ they compute at once.
     tril(a, k), triu    one triangle (select, so inf/NaN elsewhere never leak in)
     diagonal(a)         (..., n, n) -> (..., n)       diag_embed(d)     (..., n) -> (..., n, n)
     symmetric_from_lower(a)   tril(a) + tril(a, -1)^T: the symmetric matrix a routine that reads
-                              only the lower triangle (LAPACK's UPLO='L') works on
+                              only the lower triangle (LAPACK's UPLO='L') works on (Hermitian for
+                              complex a: tril(a, -1) + tril(a, -1)^H + Re diag(a))
     lower_cotangent(s)  its adjoint: the cotangent of `a` given the cotangent `s` of that matrix
     scale_columns(a, s) a * s[..., None, :]           gap_inverse(w)    1/(w_j - w_i), 0 when degenerate
+
+Complex matrices (JAX's conventions, see primitives/complex.py): mH(a) is the conjugate transpose
+(mT for real a), conjugate(a) and real_part(a) are the identity on real a. The holomorphic
+routines (solve, lu, triangular_solve, det, expm) use their real rules unchanged: a linear
+transpose needs no conjugate. The others (eigh, svd, qr, cholesky, pinv) write their jvp with mH
+and get their vjp from the Hilbert adjoint of that jvp (the real rule with mT -> mH) as
+vjp(c) = conj(adjoint(conj(c))) (`jax_cotangent`), which is the transpose under Re(sum u * v).
 """
 from __future__ import annotations
 
@@ -20,7 +28,7 @@ import string
 import numpy as np
 
 from ..core.errors import ExecutionError, ShapeError
-from ..core.types import Aval, is_float
+from ..core.types import Aval, is_complex, is_float
 from . import elementwise as ew
 from .linalg import einsum
 from .reduce import reduce, reduce_sum
@@ -57,6 +65,48 @@ def trace_product(a, b):
 def mT(a):  # noqa: N802 - the Array API's name for the matrix transpose
     ndim = aval_of_value(a).ndim
     return transpose(a, tuple(range(ndim - 2)) + (ndim - 1, ndim - 2))
+
+
+def is_complex_matrix(x) -> bool:
+    return is_complex(aval_of_value(x).dtype)
+
+
+def conjugate(x):
+    """conj(x) of a complex x; a real x itself."""
+    if not is_complex_matrix(x):
+        return x
+    from .complex import conj
+
+    return conj(x)
+
+
+def real_part(x):
+    """real(x) of a complex x; a real x itself."""
+    if not is_complex_matrix(x):
+        return x
+    from .complex import real
+
+    return real(x)
+
+
+def mH(a):  # noqa: N802 - the Array API's name for the conjugate transpose
+    """The conjugate transpose of the last two axes (the transpose for real a)."""
+    return conjugate(mT(a))
+
+
+def like(x, other):
+    """x (real) in the dtype of `other` (complex for complex matrices), to combine with it."""
+    return ew.convert(x, aval_of_value(other).dtype)
+
+
+def jax_cotangent(adjoint, *cotangents):
+    """JAX's cotangents (the transpose under Re(sum u * v)) from a Hilbert-adjoint formula `adjoint`
+    (the transpose under Re(sum conj(u) v), which is the real rule with mT -> mH): conj(adjoint(conj(c))).
+    None cotangents stay None; the conjugates cost nothing for real values."""
+    results = adjoint(*[None if c is None else conjugate(c) for c in cotangents])
+    if isinstance(results, list):
+        return [None if r is None else conjugate(r) for r in results]
+    return conjugate(results)
 
 
 def _mask(x, mask_2d):
@@ -106,13 +156,28 @@ def scale_columns(x, s):
     return ew.mul(x, broadcast_in_dim(s, aval.shape, tuple(range(aval.ndim - 2)) + (aval.ndim - 1,)))
 
 
+def _real_diagonal(x):
+    """The real parts of x's diagonal, as a diagonal matrix of x's (complex) dtype."""
+    m, n = aval_of_value(x).shape[-2:]
+    return like(real_part(_select_mask(x, np.eye(m, n, dtype=bool))), x)
+
+
 def symmetric_from_lower(x):
-    return ew.add(tril(x), mT(tril(x, -1)))
+    """The symmetric (complex: Hermitian) matrix whose lower triangle is x's, as LAPACK reads it with
+    UPLO='L' (the imaginary parts of a complex diagonal are ignored)."""
+    if not is_complex_matrix(x):
+        return ew.add(tril(x), mT(tril(x, -1)))
+    strict = tril(x, -1)
+    return ew.add(ew.add(strict, mH(strict)), _real_diagonal(x))
 
 
 def lower_cotangent(s):
-    """The adjoint of symmetric_from_lower: <s, symmetric_from_lower(x)> = <lower_cotangent(s), x>."""
-    return ew.add(tril(s), tril(mT(s), -1))
+    """The adjoint of symmetric_from_lower: <s, symmetric_from_lower(x)> = <lower_cotangent(s), x>
+    (for complex values, the transpose under Re(sum u * v): s_ij + conj(s_ji) below the diagonal,
+    Re(s_ii) on it)."""
+    if not is_complex_matrix(s):
+        return ew.add(tril(s), tril(mT(s), -1))
+    return ew.add(ew.add(tril(s, -1), tril(mH(s), -1)), _real_diagonal(s))
 
 
 def columns(x, start, stop):
@@ -204,7 +269,7 @@ def float_matrix(name: str, aval: Aval, what: str = "a"):
     if aval.ndim < 2:
         raise ShapeError(f"{name}: {what} must be a matrix or a stack of them (..., m, n), got {aval}")
     if not is_float(aval.dtype):
-        raise ShapeError(f"{name}: {what} must be float32 or float64, got {aval}")
+        raise ShapeError(f"{name}: {what} must be float32, float64, complex64 or complex128, got {aval}")
 
 
 def batch_matrices(prim):
@@ -218,8 +283,16 @@ def batch_matrices(prim):
     prim.batch = batch
 
 
+def complex_normal(rng, shape, dtype=np.complex128):
+    """Normal real and imaginary parts (for samplers and tests)."""
+    return (rng.normal(size=shape) + 1j * rng.normal(size=shape)).astype(dtype)
+
+
 def spd(rng, shape, dtype=np.float64):
-    """Well-conditioned symmetric positive definite matrices B B^T + n I (for samplers and tests)."""
+    """Well-conditioned symmetric (complex dtype: Hermitian) positive definite matrices B B^H + n I
+    (for samplers and tests)."""
     n = shape[-1]
     b = rng.normal(size=shape)
-    return (b @ np.swapaxes(b, -1, -2) + n * np.eye(n)).astype(dtype)
+    if is_complex(dtype):
+        b = b + 1j * rng.normal(size=shape)
+    return (b @ np.conj(np.swapaxes(b, -1, -2)) + n * np.eye(n)).astype(dtype)

@@ -5,12 +5,26 @@ det a -> d
     in its adjugate form), so the gradient adj(A)^T = det(A) A^-T is right for singular matrices
     too: the rank n-1 ones get the (nonzero, rank one) adjugate, lower ranks get 0.
 adjugate a -> adj(A)
-    adj(A) = det(A) A^-1, computed from the SVD A = U S V^T as det(U) det(V) V diag(prod_{j!=i} s_j) U^T,
-    which needs no inverse and is exact at every rank. Its derivative: for n = 1 it is constant; for
-    n = 2 it is linear (adj [[a, b], [c, d]] = [[d, -b], [-c, a]]) and exact everywhere; for n >= 3,
-    d adj = (tr(adj dA) adj - adj dA adj) / det on well-conditioned matrices, and near singular
-    ones (where that is 0/0) a formula from the SVD that is exact at every rank (_adjugate_jvp), so
-    the Hessian of det is right at singular matrices too.
+    adj(A) = det(A) A^-1, computed from the SVD A = U S V^H as det(U) det(V^H) V diag(prod_{j!=i} s_j) U^H,
+    which needs no inverse and is exact at every rank.
+adjugate_derivative a e1 ... ek -> d^k adj(A)[E1, ..., Ek]
+    The derivatives of the adjugate, one primitive for every order k >= 1. adj(A) is a polynomial of
+    degree n - 1 in the entries of A, so its k-th derivative is a symmetric k-linear form in the
+    directions, defined at every A (every rank, repeated singular values, the zero matrix), constant
+    for k = n - 1 and zero for k >= n. Its own derivative is the next form plus the form with each
+    direction's tangent in place of the direction:
+        d D_k(A; E1..Ek) = D_(k+1)(A; E1..Ek, dA) + sum_m D_k(A; E1..dEm..Ek),
+    so derivatives of every order are exact by construction: no rule differentiates an SVD, a
+    select between formulas, or a division by det(A). Reverse mode uses the symmetry of the forms of
+    det: adj(A)_ji = d det / dA_ij, so <G, D_k(A; E1..Ek)> = d^(k+1) det(A)[E1, ..., Ek, G^T], and
+        cotangent of Em = D_k(A; E1..G^T..Ek)^T,   cotangent of A = D_(k+1)(A; E1..Ek, G^T)^T.
+    Why a primitive rather than a formula in IR: the formulas that are polynomials in IR (Faddeev-
+    LeVerrier, cofactor sums) lose accuracy on graded or nearly singular matrices or cost n!, and
+    the accurate ones (the inverse, the SVD) have derivatives that are wrong where they are singular
+    or degenerate. Inside the primitive the NumPy implementation (backends/numpy/linalg.py) is free
+    to pick the accurate way per matrix (block elimination on the SVD-rotated matrix: the inverse on
+    the well-conditioned block, products of singular values for the rest): it chooses how to
+    compute, never what, so the choice cannot change a derivative of any order.
 pinv[rcond] a -> A^+
     numpy.linalg.pinv. Golub and Pereyra (1973), eq. 4.12, with X = A^+:
         dX = -X dA X + X X^T dA^T (I - A X) + (I - X A) dA^T X^T X,
@@ -25,17 +39,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.primitive import Primitive, Zero
+from ..core.errors import ShapeError
+from ..core.primitive import Primitive, Zero, is_zero
 from . import elementwise as ew
-from .linalg import einsum
 from .matrices import (
     batch_matrices,
     columns,
-    diag_embed,
-    diagonal,
+    complex_normal,
     float_matrix,
     hstack,
+    jax_cotangent,
     matmul,
+    mH,
     mT,
     rows,
     square_matrix,
@@ -43,12 +58,11 @@ from .matrices import (
     vstack,
     zeros,
 )
-from .reduce import reduce
-from .rules import aval_of_value
-from .spectral import matrix_with_singular_values, svd
+from .rules import add_tangents, aval_of_value, instantiate
+from .spectral import matrix_with_singular_values
 from .structural import broadcast_in_dim
 
-# --- det and adjugate ----------------------------------------------------------------------------
+# --- det, adjugate and the derivatives of the adjugate ------------------------------------------
 
 
 def _det_abstract_eval(a):
@@ -56,8 +70,20 @@ def _det_abstract_eval(a):
     return a.update(shape=a.shape[:-2])
 
 
+def _adjugate_derivative_abstract_eval(a, *directions):
+    square_matrix("adjugate_derivative", a)
+    if not 1 <= len(directions) < a.shape[-1]:
+        raise ShapeError(f"adjugate_derivative: needs between 1 and n - 1 directions for {a}, got {len(directions)} "
+                         "(the 0th derivative is adjugate, those of order n and more are 0)")
+    for index, direction in enumerate(directions):
+        if direction.shape != a.shape or direction.dtype != a.dtype:
+            raise ShapeError(f"adjugate_derivative: direction {index} must be like the matrix {a}, got {direction}")
+    return a
+
+
 det_p = Primitive("det", _det_abstract_eval)
 adjugate_p = Primitive("adjugate", lambda a: (square_matrix("adjugate", a), a)[1])
+adjugate_derivative_p = Primitive("adjugate_derivative", _adjugate_derivative_abstract_eval)
 
 
 def det(a):
@@ -70,115 +96,83 @@ def adjugate(a):
     return adjugate_p.bind(a)
 
 
+def adjugate_derivative(a, *directions):
+    """d^k adj(A)[E1, ..., Ek] for k = len(directions) >= 1: the k-th derivative of the adjugate,
+    a symmetric k-linear form in the directions (zero for k >= n), exact at every rank.
+
+    >>> a, e = np.diag([2.0, 3.0, 0.0]), np.eye(3)
+    >>> adjugate_derivative(a, e)          # d/dt adj(A + t I) at t = 0
+    array([[3., 0., 0.],
+           [0., 2., 0.],
+           [0., 0., 5.]])
+    """
+    form = _adjugate_form(a, list(directions))
+    return zeros(form.aval.shape, form.aval.dtype) if is_zero(form) else form
+
+
+def _adjugate_form(a, directions):
+    """d^k adj(A)[directions], or a symbolic zero where it vanishes identically (k >= n)."""
+    aval = aval_of_value(a)
+    if len(directions) >= aval.shape[-1]:
+        return Zero(aval)
+    return adjugate_derivative_p.bind(a, *[instantiate(d, aval) for d in directions])
+
+
+def _transposed_form(a, directions):
+    """mT of _adjugate_form, or None (no cotangent) where the form vanishes."""
+    form = _adjugate_form(a, directions)
+    return None if is_zero(form) else mT(form)
+
+
 def _per_matrix(value, like):
     """A (...,) value broadcast to the (..., n, n) shape of `like`."""
     aval = aval_of_value(like)
     return broadcast_in_dim(value, aval.shape, tuple(range(aval.ndim - 2)))
 
 
+# d det = tr(adj(A) dA); the gradient is adj(A)^T.
 det_p.jvp = lambda tangents, primals, output: trace_product(adjugate(primals[0]), tangents[0])
 det_p.vjp = lambda cotangent, primals, output, needs: [
     ew.mul(_per_matrix(cotangent, primals[0]), mT(adjugate(primals[0])))]
-
-# adj of a 2x2 matrix is linear: adj(E)[i, j] = sum_kl _ADJ2[i, j, k, l] E[k, l] (and self-adjoint).
-_ADJ2 = np.zeros((2, 2, 2, 2))
-_ADJ2[0, 0, 1, 1] = _ADJ2[1, 1, 0, 0] = 1.0
-_ADJ2[0, 1, 0, 1] = _ADJ2[1, 0, 1, 0] = -1.0
+# d adj(A) = D_1(A; dA); <G, D_1(A; dA)> = d^2 det(A)[dA, G^T] = <D_1(A; G^T)^T, dA>.
+adjugate_p.jvp = lambda tangents, primals, output: _adjugate_form(primals[0], [tangents[0]])
+adjugate_p.vjp = lambda cotangent, primals, output, needs: [_transposed_form(primals[0], [mT(cotangent)])]
 
 
-def _adjugate_2x2(e):
-    aval = aval_of_value(e)
-    batch = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"[: aval.ndim - 2]
-    return einsum(f"{batch}kl,ijkl->{batch}ij", e, _ADJ2.astype(aval.dtype))
+def _adjugate_derivative_jvp(tangents, primals, output):
+    """D_(k+1)(A; E.., dA) + sum_m D_k(A; E1..dEm..Ek): the form is a polynomial in A and linear in
+    each direction."""
+    a, directions = primals[0], list(primals[1:])
+    total = Zero(aval_of_value(output))
+    if not is_zero(tangents[0]):
+        total = _adjugate_form(a, directions + [tangents[0]])
+    for m, tangent in enumerate(tangents[1:]):
+        if not is_zero(tangent):
+            total = add_tangents(total, _adjugate_form(a, directions[:m] + [tangent] + directions[m + 1:]))
+    return total
 
 
-def _pair_products(values):
-    """W[..., i, j] = prod_{k != i, j} values_k off the diagonal, 0 on it (no division)."""
-    aval = aval_of_value(values)
-    n, batch = aval.shape[-1], tuple(range(aval.ndim - 1))
-    cube_shape = aval.shape[:-1] + (n, n, n)
-    cube = broadcast_in_dim(values, cube_shape, batch + (aval.ndim + 1,))
-    i, j, k = np.indices((n, n, n))
-    skipped = broadcast_in_dim((k == i) | (k == j), cube_shape, (aval.ndim - 1, aval.ndim, aval.ndim + 1))
-    products = reduce(ew.select(skipped, ew.full_like(cube, 1.0), cube), "mul", (aval.ndim + 1,))
-    return ew.select(_eye_mask(products), ew.zeros_like(products), products)
+def _adjugate_derivative_vjp(cotangent, primals, output, needs):
+    """By the symmetry of d^(k+1) det: the cotangent of a direction is the form with G^T in its place,
+    transposed; the cotangent of A is the next form with G^T appended, transposed."""
+    a, directions, flipped = primals[0], list(primals[1:]), mT(cotangent)
+    cotangents = [_transposed_form(a, directions + [flipped]) if needs[0] else None]
+    for m, need in enumerate(needs[1:]):
+        cotangents.append(_transposed_form(a, directions[:m] + [flipped] + directions[m + 1:]) if need else None)
+    return cotangents
 
 
-def _eye_mask(x):
-    aval = aval_of_value(x)
-    n = aval.shape[-1]
-    return broadcast_in_dim(np.eye(n, dtype=bool), aval.shape, (aval.ndim - 2, aval.ndim - 1))
-
-
-def _svd_frame(a):
-    """(U, V, W, sign) with A = U diag(s) V^T, W = _pair_products(s), sign = det(U) det(V) = +-1."""
-    u, values, vh = svd(a)
-    sign = ew.stop_gradient(ew.mul(det(u), det(vh)))
-    return u, mT(vh), _pair_products(values), _per_matrix(sign, a)
-
-
-def _well_conditioned(a):
-    """Per matrix: min s > sqrt(eps) max s, where the 1/det formulas are accurate."""
-    values = svd(a, compute_uv=False)[0]
-    last = aval_of_value(values).ndim - 1
-    floor = ew.mul(float(np.sqrt(np.finfo(aval_of_value(a).dtype).eps)), reduce(values, "max", (last,)))
-    return _per_matrix(ew.gt(reduce(values, "min", (last,)), floor), a)
-
-
-def _adjugate_jvp(tangents, primals, output):
-    """d adj(A)[E]. Away from singular matrices (tr(adj E) adj - adj E adj) / det; near and at them,
-    with E' = U^T E V and W from _svd_frame, sign V (-E' o W + diag(W diag(E'))) U^T, which is
-    exact at every rank (adj(U S V^T) = sign V adj(S) U^T, and adj of a diagonal matrix is
-    differentiated entry by entry)."""
-    (da,), a = tangents, primals[0]
-    n = aval_of_value(a).shape[-1]
-    if n <= 1:
-        return Zero(aval_of_value(output))
-    if n == 2:
-        return _adjugate_2x2(da)
-    scaled = ew.mul(_per_matrix(trace_product(output, da), a), output)
-    by_inverse = ew.div(ew.sub(scaled, matmul(output, matmul(da, output))), _per_matrix(det(a), a))
-    u, v, weights, sign = _svd_frame(a)
-    rotated = matmul(mT(u), matmul(da, v))
-    diagonal_part = diag_embed(einsum(_vector_spec(weights), weights, diagonal(rotated)))
-    inner = ew.sub(diagonal_part, ew.mul(rotated, weights))
-    by_svd = ew.mul(sign, matmul(v, matmul(inner, mT(u))))
-    return ew.select(_well_conditioned(a), by_inverse, by_svd)
-
-
-def _vector_spec(matrix):
-    batch = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"[: aval_of_value(matrix).ndim - 2]
-    return f"{batch}ij,{batch}j->{batch}i"
-
-
-def _adjugate_vjp(cotangent, primals, output, needs):
-    a = primals[0]
-    n = aval_of_value(a).shape[-1]
-    if n <= 1:
-        return [None]
-    if n == 2:
-        return [_adjugate_2x2(cotangent)]
-    adj_t = mT(output)
-    scaled = ew.mul(_per_matrix(trace_product(mT(cotangent), output), a), adj_t)
-    by_inverse = ew.div(ew.sub(scaled, matmul(adj_t, matmul(cotangent, adj_t))), _per_matrix(det(a), a))
-    u, v, weights, sign = _svd_frame(a)
-    rotated = ew.mul(sign, matmul(mT(v), matmul(cotangent, u)))               # sign V^T G U
-    diagonal_part = diag_embed(einsum(_vector_spec(weights), weights, diagonal(rotated)))
-    inner = ew.sub(diagonal_part, ew.mul(rotated, weights))
-    by_svd = matmul(u, matmul(inner, mT(v)))
-    return [ew.select(_well_conditioned(a), by_inverse, by_svd)]
-
-
-adjugate_p.jvp, adjugate_p.vjp = _adjugate_jvp, _adjugate_vjp
+adjugate_derivative_p.jvp, adjugate_derivative_p.vjp = _adjugate_derivative_jvp, _adjugate_derivative_vjp
 batch_matrices(det_p)
 batch_matrices(adjugate_p)
+batch_matrices(adjugate_derivative_p)
 
 
-def _singular(rng, shape, rank):
-    """A random matrix of the given rank."""
+def _singular(rng, shape, rank, repeated=False):
+    """A random matrix of the given rank (with all nonzero singular values equal if `repeated`)."""
     n = shape[-1]
-    values = np.concatenate([rng.uniform(0.8, 2.0, size=rank), np.zeros(n - rank)])
-    return matrix_with_singular_values(rng, shape, values)
+    large = np.full(rank, 1.5) if repeated else rng.uniform(0.8, 2.0, size=rank)
+    return matrix_with_singular_values(rng, shape, np.concatenate([large, np.zeros(n - rank)]))
 
 
 det_p.sample = lambda rng: [
@@ -190,6 +184,8 @@ det_p.sample = lambda rng: [
     ([_singular(rng, (3, 3), 1)], {}),
     ([rng.normal(size=(0, 2, 2))], {}),
     ([rng.normal(size=(3, 3)).astype(np.float32)], {}),
+    ([complex_normal(rng, (3, 3))], {}),
+    ([_singular(rng, (3, 3), 2) * np.exp(0.7j)], {}),
 ]
 adjugate_p.sample = lambda rng: [
     ([rng.normal(size=(3, 3)) + 2 * np.eye(3)], {}),
@@ -197,6 +193,23 @@ adjugate_p.sample = lambda rng: [
     ([_singular(rng, (2, 2), 1)], {}),
     ([rng.normal(size=(2, 4, 4)) + 2 * np.eye(4)], {}),
     ([rng.normal(size=(1, 1))], {}),
+    ([_singular(rng, (4, 4), 2)], {}),
+    ([_singular(rng, (3, 3), 1)], {}),
+    ([complex_normal(rng, (3, 3)) + 2 * np.eye(3)], {}),
+    ([_singular(rng, (3, 3), 1) * np.exp(0.7j)], {}),
+]
+adjugate_derivative_p.sample = lambda rng: [
+    ([rng.normal(size=(3, 3)), rng.normal(size=(3, 3))], {}),
+    ([_singular(rng, (4, 4), 3), rng.normal(size=(4, 4))], {}),
+    ([_singular(rng, (4, 4), 2, repeated=True), rng.normal(size=(4, 4)), rng.normal(size=(4, 4))], {}),
+    ([np.stack([_singular(rng, (4, 4), rank) for rank in (4, 2, 1, 0)]), rng.normal(size=(4, 4, 4)),
+      rng.normal(size=(4, 4, 4))], {}),
+    ([_singular(rng, (3, 3), 1), rng.normal(size=(3, 3)), rng.normal(size=(3, 3))], {}),
+    ([rng.normal(size=(2, 2)), rng.normal(size=(2, 2))], {}),
+    ([np.zeros((3, 3)), rng.normal(size=(3, 3)), rng.normal(size=(3, 3))], {}),
+    ([rng.normal(size=(0, 3, 3)), rng.normal(size=(0, 3, 3))], {}),
+    ([rng.normal(size=(3, 3)).astype(np.float32), rng.normal(size=(3, 3)).astype(np.float32)], {}),
+    ([complex_normal(rng, (3, 3)), complex_normal(rng, (3, 3))], {}),
 ]
 
 # --- pinv ----------------------------------------------------------------------------------------
@@ -217,20 +230,24 @@ def pinv(a, rcond: float = 1e-15):
 
 def _pinv_jvp(tangents, primals, output, *, rcond):
     (da,), a, x = tangents, primals[0], output
-    dat = mT(da)
+    dat = mH(da)
     first = ew.neg(matmul(x, matmul(da, x)))
-    second = matmul(matmul(x, mT(x)), ew.sub(dat, matmul(matmul(dat, a), x)))          # X X^T dA^T (I - A X)
-    third = matmul(ew.sub(dat, matmul(x, matmul(a, dat))), matmul(mT(x), x))            # (I - X A) dA^T X^T X
+    second = matmul(matmul(x, mH(x)), ew.sub(dat, matmul(matmul(dat, a), x)))          # X X^H dA^H (I - A X)
+    third = matmul(ew.sub(dat, matmul(x, matmul(a, dat))), matmul(mH(x), x))            # (I - X A) dA^H X^H X
     return ew.add(first, ew.add(second, third))
 
 
 def _pinv_vjp(cotangent, primals, output, needs, *, rcond):
-    a, x, ct = primals[0], output, cotangent
-    ctt, xt = mT(ct), mT(x)
-    first = ew.neg(matmul(xt, matmul(ct, xt)))
-    second = matmul(ew.sub(ctt, matmul(a, matmul(x, ctt))), matmul(x, xt))               # (I - A X) G^T X X^T
-    third = matmul(matmul(xt, x), ew.sub(ctt, matmul(matmul(ctt, x), a)))               # X^T X G^T (I - X A)
-    return [ew.add(first, ew.add(second, third))]
+    a, x = primals[0], output
+
+    def adjoint(ct):  # the Hilbert adjoint of the jvp (complex: conjugate transposes)
+        ctt, xt = mH(ct), mH(x)
+        first = ew.neg(matmul(xt, matmul(ct, xt)))
+        second = matmul(ew.sub(ctt, matmul(a, matmul(x, ctt))), matmul(x, xt))           # (I - A X) G^H X X^H
+        third = matmul(matmul(xt, x), ew.sub(ctt, matmul(matmul(ctt, x), a)))           # X^H X G^H (I - X A)
+        return ew.add(first, ew.add(second, third))
+
+    return [jax_cotangent(adjoint, cotangent)]
 
 
 pinv_p.jvp, pinv_p.vjp = _pinv_jvp, _pinv_vjp
@@ -241,6 +258,7 @@ pinv_p.sample = lambda rng: [
     ([rng.normal(size=(2, 3, 4))], {"rcond": 1e-15}),
     ([rng.normal(size=(1, 1)) + 2.0], {"rcond": 1e-15}),
     ([rng.normal(size=(0, 2, 3))], {"rcond": 1e-15}),
+    ([complex_normal(rng, (4, 2))], {"rcond": 1e-15}),
 ]
 
 # --- expm ----------------------------------------------------------------------------------------
@@ -277,4 +295,5 @@ expm_p.sample = lambda rng: [
     ([rng.normal(size=(1, 1))], {}),
     ([rng.normal(size=(0, 2, 2))], {}),
     ([(0.5 * rng.normal(size=(3, 3))).astype(np.float32)], {}),
+    ([0.5 * complex_normal(rng, (3, 3))], {}),
 ]

@@ -19,7 +19,7 @@ from ..core.errors import ShapeError
 from ..core.primitive import Primitive, Zero, is_zero
 from ..core.types import Aval, is_float
 from . import elementwise as ew
-from .rules import aval_of_value, instantiate, nondifferentiable
+from .rules import aval_of_value, instantiate, nondifferentiable, refuse_complex
 from .scan import cumprod, shift
 from .structural import broadcast_in_dim, reshape, transpose
 
@@ -35,6 +35,8 @@ def _reduce_abstract_eval(x, *, op, axes):
         raise ShapeError(f"reduce: {op} of an empty axis of {x} has no identity")
     if op in ("and", "or") and x.dtype != np.bool_:
         raise ShapeError(f"reduce: {op} needs a boolean operand, got {x}")
+    if op in ("max", "min"):
+        refuse_complex(f"reduce[op={op}]", x)
     return x.update(shape=tuple(n for i, n in enumerate(x.shape) if i not in axes))
 
 
@@ -203,6 +205,7 @@ def _arg_abstract_eval(name):
     def abstract_eval(x, *, axis):
         if not 0 <= axis < x.ndim or x.shape[axis] == 0:
             raise ShapeError(f"{name}: axis {axis} is empty or out of range for {x}")
+        refuse_complex(name, x)
         return Aval(tuple(n for i, n in enumerate(x.shape) if i != axis), np.int64)
 
     return abstract_eval

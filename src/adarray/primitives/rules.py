@@ -117,3 +117,16 @@ def batch_elementwise(prim) -> None:
         return prim.bind(*batch_all(args, batched, size), **params), True
 
     prim.batch = batch
+
+
+def refuse_complex(name: str, *avals) -> None:
+    """ShapeError if an operand is complex: `name` needs an ordering or a real domain (max, sort, ...).
+
+    A complex value is never cast to real behind the user's back."""
+    from ..core.errors import ShapeError
+    from ..core.types import is_complex
+
+    for aval in avals:
+        if is_complex(aval.dtype):
+            raise ShapeError(f"{name}: is not defined for complex operands, got {aval} (no silent cast to real: "
+                             "take anp.real, anp.imag or anp.abs first)")

@@ -212,3 +212,14 @@ PARTIALS.update({
 })
 SINGULAR += ("arccosh", "arctanh", "log2", "log10", "hypot")
 
+# --- complex operands (primitives/complex.py) ------------------------------------------------------
+# The maps whose partials above are also their complex derivative f'(z): they are holomorphic (on
+# the principal branch, where they have a cut), so the same rules serve complex operands under JAX's
+# convention (jvp t -> f'(z) t, vjp c -> c f'(z): a linear transpose, no conjugate).
+HOLOMORPHIC = ("exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "arcsin", "arccos", "arctan",
+               "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh", "log2", "log10", "exp2", "sinc",
+               "mul", "div", "pow")
+# Every elementwise primitive that accepts complex operands; the others (ordering, rounding, the real
+# special functions) raise ShapeError on them. abs of a complex operand is real, with its own rules.
+COMPLEX_OPERANDS = HOLOMORPHIC + ("add", "sub", "neg", "abs", "integer_pow", "safe_mul", "stop_gradient",
+                                  "eq", "ne", "isfinite")

@@ -21,7 +21,7 @@ from ..core.errors import ShapeError
 from ..core.primitive import Primitive, Zero, is_zero
 from ..core.types import is_float
 from . import elementwise as ew
-from .rules import add_tangents, aval_of_value, batch_all, instantiate
+from .rules import add_tangents, aval_of_value, batch_all, instantiate, refuse_complex
 from .structural import concatenate, slice_array
 
 
@@ -30,6 +30,8 @@ def _scan_abstract_eval(x, *, op, axis, reverse):
         raise ShapeError(f"scan: unknown operator {op!r}; known: add, mul, max, min")
     if not 0 <= axis < x.ndim:
         raise ShapeError(f"scan: axis {axis} out of range for {x}")
+    if op in ("max", "min"):
+        refuse_complex(f"scan[op={op}]", x)
     return x
 
 

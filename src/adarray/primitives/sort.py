@@ -12,12 +12,13 @@ import numpy as np
 from ..core.errors import ShapeError
 from ..core.primitive import Primitive
 from ..core.types import Aval
-from .rules import batch_all, nondifferentiable
+from .rules import batch_all, nondifferentiable, refuse_complex
 
 
 def _argsort_abstract_eval(x, *, axis):
     if not 0 <= axis < x.ndim:
         raise ShapeError(f"argsort: axis {axis} out of range for {x}")
+    refuse_complex("argsort", x)
     return Aval(x.shape, np.int64)
 
 
@@ -46,6 +47,7 @@ def _searchsorted_abstract_eval(sorted_seq, values, *, side):
         )
     if sorted_seq.dtype != values.dtype:
         raise ShapeError(f"searchsorted: operands {sorted_seq} and {values} differ in dtype")
+    refuse_complex("searchsorted", sorted_seq)
     return Aval(values.shape, np.int64)
 
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..core.errors import ShapeError
 from ..core.primitive import Primitive
-from ..core.types import is_float
+from ..core.types import is_real_float
 from . import elementwise as ew
 from .rules import aval_of_value, batch_elementwise, elementwise
 from .scalar import PARTIALS, SINGULAR
@@ -44,8 +44,8 @@ def _same_shape_floats(name):
         for other in avals[1:]:
             if other.shape != first.shape or other.dtype != first.dtype:
                 raise ShapeError(f"{name}: operands {', '.join(map(str, avals))} differ in shape or dtype")
-        if not is_float(first.dtype):
-            raise ShapeError(f"{name}: needs floating-point operands, got {first}")
+        if not is_real_float(first.dtype):
+            raise ShapeError(f"{name}: needs real floating-point operands, got {first}")
         return first
 
     return abstract_eval

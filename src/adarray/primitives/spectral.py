@@ -29,6 +29,16 @@ A = I); first derivatives are exact there. The same
 tolerance makes S^-1 and F+ zero at zero singular values (for those, the singular vectors of a
 rectangular matrix are not determined either). In full_matrices mode the extra columns of U (or
 rows of Vh) move by the smallest rotation that keeps them orthogonal to the others, as in qr.
+
+Complex matrices: eigh takes the Hermitian matrix whose lower triangle is a's (real eigenvalues),
+svd any complex matrix (real singular values). The formulas above hold with conjugate transposes
+(K = V^H dA V, dw = Re diag(K); P = U^H dA V, ds = Re diag(P)); the reverse rules are their
+transposes under JAX's pairing (matrices.jax_cotangent). Eigenvectors and singular vectors have a
+phase of their own (any v e^(i phi) will do); the rules fix it as JAX's do, by taking each to move
+orthogonally to itself in the complex sense (diag(V^H dV) = 0 for eigh; for svd the imaginary part
+of diag(P) / s is shared by U and V, half each). LAPACK's phases need not follow that, so only
+functions that do not depend on the phases (|V|, V f(w) V^H, U V^H, ...) have derivatives that
+finite differences of LAPACK's values reproduce.
 """
 from __future__ import annotations
 
@@ -36,21 +46,29 @@ import numpy as np
 
 from ..core.ir import Eqn
 from ..core.primitive import Primitive, Zero, is_zero
+from ..core.types import real_dtype
 from . import elementwise as ew
 from .matrices import (
     batch_matrices,
     columns,
+    complex_normal,
+    conjugate,
     diag_embed,
     diagonal,
     float_matrix,
     gap_inverse,
     hstack,
+    jax_cotangent,
+    like,
     lower_cotangent,
     matmul,
+    mH,
     mT,
+    real_part,
     rows,
     safe_inverse,
     scale_columns,
+    spd,
     square_matrix,
     sum_inverse,
     symmetric_from_lower,
@@ -62,7 +80,7 @@ from .rules import aval_of_value
 
 def _eigh_abstract_eval(a, *, compute_v):
     square_matrix("eigh", a)
-    values = a.update(shape=a.shape[:-1])
+    values = a.update(shape=a.shape[:-1], dtype=real_dtype(a.dtype))
     return [values, a] if compute_v else [values]
 
 
@@ -76,21 +94,24 @@ def eigh(a, compute_v: bool = True):
 
 def _eigh_jvp(tangents, primals, outputs, *, compute_v):
     values, vectors = outputs if compute_v else eigh(primals[0])
-    projected = matmul(mT(vectors), matmul(symmetric_from_lower(tangents[0]), vectors))   # V^T dA V
-    d_values = diagonal(projected)
+    projected = matmul(mH(vectors), matmul(symmetric_from_lower(tangents[0]), vectors))   # V^H dA V
+    d_values = real_part(diagonal(projected))
     if not compute_v:
         return [d_values]
-    return [d_values, matmul(vectors, ew.mul(gap_inverse(values), projected))]
+    return [d_values, matmul(vectors, ew.mul(like(gap_inverse(values), projected), projected))]
 
 
 def _eigh_vjp(cotangents, primals, outputs, needs, *, compute_v):
+    # For complex A the transpose of the jvp is conj(V) (diag(w_bar) + F o (V^T V_bar)) V^T, then onto the
+    # lower triangle (for real A the familiar V (...) V^T).
     values, vectors = outputs if compute_v else eigh(primals[0])
     ct_values, ct_vectors = cotangents if compute_v else (cotangents[0], Zero(aval_of_value(vectors)))
-    inner = None if is_zero(ct_values) else diag_embed(ct_values)
+    inner = None if is_zero(ct_values) else like(diag_embed(ct_values), vectors)
     if not is_zero(ct_vectors):
-        rotation = ew.mul(gap_inverse(values), matmul(mT(vectors), ct_vectors))
+        transposed = matmul(mT(vectors), ct_vectors)
+        rotation = ew.mul(like(gap_inverse(values), transposed), transposed)
         inner = rotation if inner is None else ew.add(inner, rotation)
-    return [lower_cotangent(matmul(vectors, matmul(inner, mT(vectors))))]
+    return [lower_cotangent(matmul(conjugate(vectors), matmul(inner, mT(vectors))))]
 
 
 def _eigh_prune(eqn, used):
@@ -121,6 +142,9 @@ eigh_p.sample = lambda rng: [
     ([rng.normal(size=(1, 1))], {"compute_v": True}),
     ([rng.normal(size=(0, 2, 2))], {"compute_v": True}),
     ([symmetric_with_spectrum(rng, (3, 3), [-2.0, 0.5, 3.0], np.float32)], {"compute_v": True}),
+    # complex (Hermitian) matrices: eigenvalues only here, as the phases of LAPACK's eigenvectors are its
+    # own (tests/test_complex_linalg.py checks the eigenvectors through functions free of them)
+    ([_with_noise_above(rng, spd(rng, (3, 3), np.complex128))], {"compute_v": False}),
 ]
 
 # --- svd -----------------------------------------------------------------------------------------
@@ -131,7 +155,7 @@ def _svd_abstract_eval(a, *, full_matrices, compute_uv):
     m, n = a.shape[-2:]
     k = min(m, n)
     batch = a.shape[:-2]
-    values = a.update(shape=batch + (k,))
+    values = a.update(shape=batch + (k,), dtype=real_dtype(a.dtype))
     if not compute_uv:
         return [values]
     rows_u, rows_vh = (m, n) if full_matrices else (k, k)
@@ -149,7 +173,7 @@ def svd(a, full_matrices: bool = False, compute_uv: bool = True):
 def _reduced(u, vh, m, n):
     """The first k = min(m, n) columns of U and rows of Vh (V as columns)."""
     k = min(m, n)
-    return columns(u, 0, k), mT(rows(vh, 0, k))
+    return columns(u, 0, k), mH(rows(vh, 0, k))
 
 
 def _svd_jvp(tangents, primals, outputs, *, full_matrices, compute_uv):
@@ -158,63 +182,71 @@ def _svd_jvp(tangents, primals, outputs, *, full_matrices, compute_uv):
     k = min(m, n)
     u_full, values, vh_full = outputs if compute_uv else svd(a)
     u, v = _reduced(u_full, vh_full, m, n)
-    projected = matmul(mT(u), matmul(da, v))                                        # P = U^T dA V
-    d_values = diagonal(projected)
+    projected = matmul(mH(u), matmul(da, v))                                        # P = U^H dA V
+    d_values = real_part(diagonal(projected))
     if not compute_uv:
         return [d_values]
-    together = ew.mul(gap_inverse(values), ew.add(projected, mT(projected)))
-    against = ew.mul(sum_inverse(values), ew.sub(projected, mT(projected)))
+    together = ew.mul(like(gap_inverse(values), projected), ew.add(projected, mH(projected)))
+    against = ew.mul(like(sum_inverse(values), projected), ew.sub(projected, mH(projected)))
     du = matmul(u, ew.mul(0.5, ew.add(together, against)))
     dv = matmul(v, ew.mul(0.5, ew.sub(together, against)))
-    inverse = safe_inverse(values)
+    inverse = like(safe_inverse(values), projected)
     if m > k:
         du = ew.add(du, scale_columns(ew.sub(matmul(da, v), matmul(u, projected)), inverse))
     if n > k:
-        dv = ew.add(dv, scale_columns(ew.sub(matmul(mT(da), u), matmul(v, mT(projected))), inverse))
+        dv = ew.add(dv, scale_columns(ew.sub(matmul(mH(da), u), matmul(v, mH(projected))), inverse))
     if full_matrices and m > k:
         complement = columns(u_full, k, None)
-        du = hstack([du, ew.neg(matmul(u, matmul(mT(du), complement)))])
+        du = hstack([du, ew.neg(matmul(u, matmul(mH(du), complement)))])
     if full_matrices and n > k:
-        complement = mT(rows(vh_full, k, None))
-        dv = hstack([dv, ew.neg(matmul(v, matmul(mT(dv), complement)))])
-    return [du, d_values, mT(dv)]
+        complement = mH(rows(vh_full, k, None))
+        dv = hstack([dv, ew.neg(matmul(v, matmul(mH(dv), complement)))])
+    return [du, d_values, mH(dv)]
 
 
 def _svd_vjp(cotangents, primals, outputs, needs, *, full_matrices, compute_uv):
     a = primals[0]
-    m, n = aval_of_value(a).shape[-2:]
-    k = min(m, n)
     u_full, values, vh_full = outputs if compute_uv else svd(a)
-    u, v = _reduced(u_full, vh_full, m, n)
     if compute_uv:
         ct_u, ct_values, ct_vh = [None if is_zero(c) else c for c in cotangents]
     else:
         ct_u, ct_values, ct_vh = None, cotangents[0], None
-    ct_v = None if ct_vh is None else mT(ct_vh)
-    if full_matrices and m > k and ct_u is not None:      # dU2 = -U dU^T U2
+
+    def adjoint(ct_u, ct_values, ct_vh):  # the Hilbert adjoint of the jvp (the real rule with mT -> mH)
+        return [_svd_adjoint(a, u_full, values, vh_full, ct_u, ct_values, ct_vh, full_matrices)]
+
+    return jax_cotangent(adjoint, ct_u, ct_values, ct_vh)
+
+
+def _svd_adjoint(a, u_full, values, vh_full, ct_u, ct_values, ct_vh, full_matrices):
+    m, n = aval_of_value(a).shape[-2:]
+    k = min(m, n)
+    u, v = _reduced(u_full, vh_full, m, n)
+    ct_v = None if ct_vh is None else mH(ct_vh)
+    if full_matrices and m > k and ct_u is not None:      # dU2 = -U dU^H U2
         complement = columns(u_full, k, None)
-        ct_u = ew.sub(columns(ct_u, 0, k), matmul(complement, matmul(mT(columns(ct_u, k, None)), u)))
+        ct_u = ew.sub(columns(ct_u, 0, k), matmul(complement, matmul(mH(columns(ct_u, k, None)), u)))
     if full_matrices and n > k and ct_v is not None:
-        complement = mT(rows(vh_full, k, None))
-        ct_v = ew.sub(columns(ct_v, 0, k), matmul(complement, matmul(mT(columns(ct_v, k, None)), v)))
-    inner = None if ct_values is None else diag_embed(ct_values)
-    inverse = safe_inverse(values)
+        complement = mH(rows(vh_full, k, None))
+        ct_v = ew.sub(columns(ct_v, 0, k), matmul(complement, matmul(mH(columns(ct_v, k, None)), v)))
+    inner = None if ct_values is None else like(diag_embed(ct_values), u)
+    inverse = like(safe_inverse(values), u)
     extra = None
     if ct_u is not None or ct_v is not None:
-        j_u = None if ct_u is None else matmul(mT(u), ct_u)
-        j_v = None if ct_v is None else matmul(mT(v), ct_v)
+        j_u = None if ct_u is None else matmul(mH(u), ct_u)
+        j_v = None if ct_v is None else matmul(mH(v), ct_v)
         both = j_u if j_v is None else j_v if j_u is None else ew.add(j_u, j_v)
         apart = j_u if j_v is None else ew.neg(j_v) if j_u is None else ew.sub(j_u, j_v)
-        together = ew.mul(gap_inverse(values), both)
-        against = ew.mul(sum_inverse(values), apart)
-        rotation = ew.mul(0.5, ew.add(ew.add(together, mT(together)), ew.sub(against, mT(against))))
+        together = ew.mul(like(gap_inverse(values), both), both)
+        against = ew.mul(like(sum_inverse(values), apart), apart)
+        rotation = ew.mul(0.5, ew.add(ew.add(together, mH(together)), ew.sub(against, mH(against))))
         inner = rotation if inner is None else ew.add(inner, rotation)
         if m > k and ct_u is not None:
-            extra = matmul(scale_columns(ew.sub(ct_u, matmul(u, j_u)), inverse), mT(v))
+            extra = matmul(scale_columns(ew.sub(ct_u, matmul(u, j_u)), inverse), mH(v))
         if n > k and ct_v is not None:
-            extra = matmul(u, mT(scale_columns(ew.sub(ct_v, matmul(v, j_v)), inverse)))
-    ct_a = matmul(u, matmul(inner, mT(v)))
-    return [ct_a if extra is None else ew.add(ct_a, extra)]
+            extra = matmul(u, mH(scale_columns(ew.sub(ct_v, matmul(v, j_v)), inverse)))
+    ct_a = matmul(u, matmul(inner, mH(v)))
+    return ct_a if extra is None else ew.add(ct_a, extra)
 
 
 def _svd_prune(eqn, used):
@@ -247,4 +279,5 @@ svd_p.sample = lambda rng: [
     ([rng.normal(size=(1, 1)) + 2.0], {"full_matrices": False, "compute_uv": True}),
     ([rng.normal(size=(0, 3, 2))], {"full_matrices": False, "compute_uv": True}),
     ([matrix_with_singular_values(rng, (3, 2), [2.0, 1.0], np.float32)], {"full_matrices": False, "compute_uv": True}),
+    ([complex_normal(rng, (3, 2))], {"full_matrices": False, "compute_uv": False}),  # (phases: see eigh)
 ]

@@ -13,7 +13,9 @@ cholesky a -> L
     Murray (2016), "Differentiation of the Cholesky decomposition", eqs. 8 and 10:
         dL = L Phi(L^-1 dA L^-T),   A_bar = L^-T Phi(L^T L_bar) L^-1 (then onto the lower triangle),
     Phi = the lower triangle with the diagonal halved. Both are triangular solves and products,
-    so the rules differentiate again.
+    so the rules differentiate again. A complex a gives L L^H = A for the Hermitian A whose lower
+    triangle is a's, with conjugate transposes in the formulas; the reverse rule is their transpose
+    under JAX's pairing, A_bar = L^-T Phi(L^T L_bar) conj(L)^-1 (then onto the lower triangle).
 """
 from __future__ import annotations
 
@@ -24,8 +26,11 @@ from ..core.primitive import Primitive, Zero, is_zero
 from . import elementwise as ew
 from .matrices import (
     batch_matrices,
+    complex_normal,
+    conjugate,
     lower_cotangent,
     matmul,
+    mH,
     mT,
     spd,
     square_matrix,
@@ -116,6 +121,8 @@ def _triangular_solve_sample(rng):
         ([_triangular_matrix(rng, (0, 2, 2)), rng.normal(size=(0, 2, 1))], params),
         ([_triangular_matrix(rng, (3, 3)).astype(np.float32), rng.normal(size=(3, 2)).astype(np.float32)],
          {"lower": False, "transpose_a": True, "unit_diagonal": False}),
+        ([_triangular_matrix(rng, (3, 3)) + 1j * rng.normal(size=(3, 3)), complex_normal(rng, (3, 2))],
+         {"lower": True, "transpose_a": True, "unit_diagonal": False}),
     ]
     return cases
 
@@ -149,7 +156,7 @@ def _phi(x):
 def _cholesky_jvp(tangents, primals, output):
     (ta,), factor = tangents, output
     half = triangular_solve(factor, symmetric_from_lower(ta), lower=True)          # L^-1 dA
-    middle = triangular_solve(factor, mT(half), lower=True)                         # L^-1 dA L^-T
+    middle = triangular_solve(factor, mH(half), lower=True)                         # L^-1 dA L^-H
     return matmul(factor, _phi(middle))
 
 
@@ -157,7 +164,7 @@ def _cholesky_vjp(cotangent, primals, output, needs):
     factor = output
     inner = _phi(matmul(mT(factor), instantiate(cotangent)))                        # Phi(L^T L_bar)
     left = triangular_solve(factor, inner, lower=True, transpose_a=True)            # L^-T Phi
-    both = mT(triangular_solve(factor, mT(left), lower=True, transpose_a=True))     # L^-T Phi L^-1
+    both = mT(triangular_solve(conjugate(factor), mT(left), lower=True, transpose_a=True))  # L^-T Phi conj(L)^-1
     return [lower_cotangent(both)]
 
 
@@ -167,7 +174,10 @@ batch_matrices(cholesky_p)
 
 def _with_noise_above(rng, matrix):
     """An SPD matrix with random numbers in its strict upper triangle, which cholesky never reads."""
-    return np.tril(matrix) + np.triu(rng.normal(size=matrix.shape), 1)
+    noise = rng.normal(size=matrix.shape)
+    if np.iscomplexobj(matrix):
+        noise = noise + 1j * rng.normal(size=matrix.shape)
+    return np.tril(matrix) + np.triu(noise, 1)
 
 
 cholesky_p.sample = lambda rng: [
@@ -176,4 +186,5 @@ cholesky_p.sample = lambda rng: [
     ([spd(rng, (1, 1))], {}),
     ([spd(rng, (0, 2, 2))], {}),
     ([spd(rng, (3, 3), np.float32)], {}),
+    ([_with_noise_above(rng, spd(rng, (3, 3), np.complex128))], {}),
 ]

@@ -8,26 +8,27 @@ For users' functions what `oracles` is for single primitives (and what JAX's
     order k   the same checks on the jvp function (x, v) -> J v and on the vjp function
               (x, u) -> J^T u, recursively, so order 2 checks every second derivative rule.
 
-Only floating-point leaves of the arguments are perturbed; integer and boolean leaves are held
-fixed, and only floating-point outputs are compared. Complex arguments or results raise
-UnsupportedError (adarray differentiates real values only; a check that skipped them would pass
-without checking anything). The tolerances are the project's policy
-(`oracles.tolerances`) plus the rounding error of the central difference itself, 4 ulp(|f|) / h,
-which is what a finite difference of a large value cannot resolve.
+Only floating-point leaves of the arguments (real or complex) are perturbed; integer and boolean
+leaves are held fixed, and only floating-point outputs are compared. A complex leaf is moved along a
+random complex direction (its real and imaginary directions at once), and reverse mode pairs values
+by Re(sum u * v), under which it is the linear transpose of forward mode (JAX's and autograd's
+convention). The function is traced at the given values, so Python control flow on them works (the
+path they take is checked). The tolerances are the project's policy (`oracles.tolerances`) plus the
+rounding error of the central difference itself, 4 ulp(|f|) / h, which is what a finite difference
+of a large value cannot resolve.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..backends.numpy import compile_program
-from ..core.errors import UnsupportedError
 from ..core.pytree import flatten, unflatten
-from ..core.types import Aval, is_float
+from ..core.types import Aval, is_float, real_dtype
 from ..passes import simplify
-from ..tracing import Tracer, eval_program, trace_program
+from ..tracing import Tracer, eval_program, trace_guarded
 from ..transforms.jvp import jvp_program
 from ..transforms.vjp import vjp_program
-from .oracles import tolerances
+from .oracles import pairing, random_normal, tolerances, wide
 
 MODES = ("fwd", "rev")
 
@@ -40,8 +41,10 @@ def _aval(leaf) -> Aval:
 
 
 def _traced(f, leaves, tree, name):
-    """The program of f at the leaves' signature: (program, float flags of its inputs and outputs)."""
-    program, _, closure = trace_program(lambda *xs: f(*unflatten(tree, xs)), [_aval(x) for x in leaves], name)
+    """The program of f at the leaves' signature, traced with their values (Python control flow on them works)."""
+    sources = [None if isinstance(x, Tracer) else np.asarray(x) for x in leaves]
+    program, _, closure, _ = trace_guarded(lambda *xs: f(*unflatten(tree, xs)), [_aval(x) for x in leaves], sources,
+                                           name)
     if closure:  # only inside another trace, which check_grads is not meant for
         raise ValueError(f"check_grads: '{name}' closes over traced values; pass them as arguments")
     return program
@@ -81,24 +84,19 @@ def check_grads(f, args, order=2, modes=MODES, *, eps=None, rtol=None, atol=None
 
 def _check(f, leaves, tree, order, modes, eps, rtol, atol, rng, name):
     program = _traced(f, leaves, tree, name)
-    complex_avals = [a for a in list(program.in_avals) + list(program.out_avals)
-                     if np.issubdtype(np.dtype(a.dtype), np.complexfloating)]
-    if complex_avals:  # skipping them would pass without checking anything
-        raise UnsupportedError(f"check_grads: '{name}' takes or returns complex values ({complex_avals[0]}); "
-                               "adarray differentiates real floating-point values only")
     wrt = [is_float(a.dtype) for a in program.in_avals]
     out_floats = [is_float(a.dtype) for a in program.out_avals]
     if not any(wrt) or not any(out_floats):
         return
     dtypes = [a.dtype for a, w in zip(program.in_avals, wrt) if w] + [
         a.dtype for a, w in zip(program.out_avals, out_floats) if w]
-    policy = tolerances(min((np.dtype(d) for d in dtypes), key=lambda d: d.itemsize))
+    policy = tolerances(min((real_dtype(d) for d in dtypes), key=lambda d: d.itemsize))
     eps = policy.eps if eps is None else eps
     rtol = policy.rtol if rtol is None else rtol
     atol = policy.atol if atol is None else atol
     n_out = len(program.outputs)
 
-    tangents = [rng.standard_normal(a.shape).astype(a.dtype) if w else None for a, w in zip(program.in_avals, wrt)]
+    tangents = [random_normal(rng, a.shape, a.dtype) if w else None for a, w in zip(program.in_avals, wrt)]
     numeric, rounding = _central_difference(program, leaves, tangents, eps, out_floats)
 
     forward = jvp_program(program, wrt)
@@ -114,17 +112,17 @@ def _check(f, leaves, tree, order, modes, eps, rtol, atol, rng, name):
                 _fail(f"forward mode (order {order} from the top): output {i} J v = {got}, central differences "
                       f"give {want} (h={eps:g}; worst excess {error})", name, forward)
     if "rev" in modes:
-        cotangents = [rng.standard_normal(a.shape).astype(a.dtype) if w else np.zeros(a.shape, a.dtype)
+        cotangents = [random_normal(rng, a.shape, a.dtype) if w else np.zeros(a.shape, a.dtype)
                       for a, w in zip(program.out_avals, out_floats)]
         pulled = _run(simplify(reverse), list(leaves) + cotangents)[n_out:]
         v = [t for t in tangents if t is not None]
         for got, t in zip(pulled, v):
             if got.shape != t.shape:
                 _fail(f"reverse mode: a cotangent of shape {got.shape} for an input of shape {t.shape}", name, reverse)
-        left = sum(float(np.sum(g * t)) for g, t in zip(pulled, v))
+        left = sum(pairing(g, t) for g, t in zip(pulled, v))
         pairs = [(u, w, r) for u, w, r in zip(cotangents, numeric, rounding) if w is not None]
-        right = sum(float(np.sum(u * w)) for u, w, _ in pairs)
-        norm = lambda xs: float(np.sqrt(sum(np.sum(np.square(x)) for x in xs)))
+        right = sum(pairing(u, w) for u, w, _ in pairs)
+        norm = lambda xs: float(np.sqrt(sum(np.sum(np.abs(wide(x)) ** 2) for x in xs)))
         scale = norm([u for u, _, _ in pairs]) * norm([w for _, w, _ in pairs]) + norm(pulled) * norm(v)
         allowed = atol + rtol * scale + sum(float(np.sum(np.abs(u) * r)) for u, _, r in pairs)
         if not np.isfinite(left) or abs(left - right) > allowed:
@@ -136,7 +134,7 @@ def _check(f, leaves, tree, order, modes, eps, rtol, atol, rng, name):
             if mode not in modes:
                 continue
             if extra is None:
-                extra = [rng.standard_normal(a.shape).astype(a.dtype) if w else np.zeros(a.shape, a.dtype)
+                extra = [random_normal(rng, a.shape, a.dtype) if w else np.zeros(a.shape, a.dtype)
                          for a, w in zip(program.out_avals, out_floats)]
 
             def derivative(*values, derived=derived):
@@ -150,7 +148,7 @@ def _check(f, leaves, tree, order, modes, eps, rtol, atol, rng, name):
 def _central_difference(program, leaves, tangents, eps, out_floats):
     """(f(x + h v) - f(x - h v)) / 2h per float output, and the rounding error it cannot resolve."""
     def moved(sign):
-        return [x if t is None else (np.asarray(x, np.float64) + sign * eps * t).astype(np.asarray(x).dtype)
+        return [x if t is None else (wide(x) + sign * eps * t).astype(np.asarray(x).dtype)
                 for x, t in zip(leaves, tangents)]
 
     plus, minus = _run(program, moved(1.0)), _run(program, moved(-1.0))
@@ -160,7 +158,7 @@ def _central_difference(program, leaves, tangents, eps, out_floats):
             numeric.append(None)
             rounding.append(None)
             continue
-        p64, m64 = p.astype(np.float64), m.astype(np.float64)
+        p64, m64 = wide(p), wide(m)
         numeric.append((p64 - m64) / (2 * eps))
         ulp = np.finfo(p.dtype).eps
         rounding.append(4 * ulp * np.maximum(np.abs(p64), np.abs(m64)) / (2 * eps))

@@ -1,8 +1,14 @@
 """Numerical oracles for derivative rules and passes, with the one tolerance policy.
 
-Every check computes in float64 and looks only at floating-point inputs and
-outputs (integer and boolean values are never differentiated). A failure raises
-AssertionError whose message holds the text of the programs involved.
+Every check computes in float64 (complex128 for complex values) and looks only at
+floating-point inputs and outputs, real or complex (integer and boolean values are
+never differentiated). A failure raises AssertionError whose message holds the text
+of the programs involved.
+
+Complex values follow JAX's conventions: random directions are complex (both the
+real and the imaginary directions at once), and the adjoint test pairs values by
+<u, v> = Re(sum u * v), under which reverse mode is the linear transpose of forward
+mode (no conjugation).
 
     check_jvp           J v from the jvp program   ~  (f(x + h v) - f(x - h v)) / 2h
     check_vjp           <u, J v> (jvp program)     ==  <J^T u, v> (vjp program)
@@ -22,7 +28,7 @@ from adarray.backends.numpy import compile_program
 from adarray.core.ir import Program
 from adarray.core.parser import parse_program
 from adarray.core.printer import format_program
-from adarray.core.types import is_float
+from adarray.core.types import is_complex, is_float, real_dtype
 from adarray.core.verify import verify
 from adarray.passes import simplify
 from adarray.transforms.jvp import jvp_program
@@ -67,8 +73,8 @@ _TOLERANCES = {
 
 
 def tolerances(dtype) -> Tolerance:
-    """The tolerance policy of one dtype (non-float dtypes get float64's)."""
-    dtype = np.dtype(dtype)
+    """The tolerance policy of one dtype (complex dtypes get their real parts'; non-float dtypes float64's)."""
+    dtype = real_dtype(dtype)
     return _TOLERANCES.get(dtype, _TOLERANCES[np.dtype(np.float64)])
 
 
@@ -78,7 +84,7 @@ def program_tolerance(*programs: Program) -> Tolerance:
     for program in programs:
         avals += list(program.in_avals) + list(program.out_avals)
         avals += [v.aval for eqn in program.eqns for v in eqn.outputs]
-    floats = [np.dtype(a.dtype) for a in avals if is_float(a.dtype)]
+    floats = [real_dtype(a.dtype) for a in avals if is_float(a.dtype)]
     if not floats:
         return tolerances(np.float64)
     return tolerances(min(floats, key=lambda d: d.itemsize))
@@ -99,25 +105,43 @@ def _float_flags(avals) -> list[bool]:
     return [is_float(a.dtype) for a in avals]
 
 
+def random_normal(rng, shape, dtype):
+    """Standard-normal values of a float dtype; for a complex dtype, normal real and imaginary parts."""
+    if is_complex(dtype):
+        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+    return rng.standard_normal(shape).astype(dtype)
+
+
 def _random_like(avals, rng, only_floats=True):
     """Standard-normal arrays for float avals; zeros (or None if only_floats) for the others."""
     values = []
     for aval in avals:
         if is_float(aval.dtype):
-            values.append(rng.standard_normal(aval.shape).astype(aval.dtype))
+            values.append(random_normal(rng, aval.shape, aval.dtype))
         else:
             values.append(None if only_floats else np.zeros(aval.shape, aval.dtype))
     return values
 
 
+def wide(x):
+    """x in float64, or complex128 if it is complex: the precision every check computes in."""
+    x = np.asarray(x)
+    return x.astype(np.complex128 if is_complex(x.dtype) else np.float64)
+
+
+def pairing(x, y) -> float:
+    """Re(sum x * y): the real pairing under which reverse mode is the transpose of forward mode
+    (JAX's convention; for real values the dot product)."""
+    return float(np.real(np.sum(wide(x) * wide(y))))
+
+
 def _dot(xs, ys) -> float:
-    """sum_i <x_i, y_i> in float64 over the pairs where both are given."""
-    return float(sum(np.sum(np.asarray(x, np.float64) * np.asarray(y, np.float64))
-                     for x, y in zip(xs, ys) if x is not None and y is not None))
+    """sum_i <x_i, y_i> over the pairs where both are given (the real pairing)."""
+    return float(sum(pairing(x, y) for x, y in zip(xs, ys) if x is not None and y is not None))
 
 
 def _norm(xs) -> float:
-    return float(np.sqrt(sum(np.sum(np.asarray(x, np.float64) ** 2) for x in xs if x is not None)))
+    return float(np.sqrt(sum(np.sum(np.abs(wide(x)) ** 2) for x in xs if x is not None)))
 
 
 def _run(program: Program, args):
@@ -126,7 +150,7 @@ def _run(program: Program, args):
 
 
 def _check_close(actual, expected, rtol, atol, what, *programs):
-    actual, expected = np.asarray(actual, np.float64), np.asarray(expected, np.float64)
+    actual, expected = wide(actual), wide(expected)
     if actual.shape != expected.shape:
         _fail(f"{what}: shape {actual.shape}, expected {expected.shape}", *programs)
     if not np.allclose(actual, expected, rtol=rtol, atol=atol, equal_nan=True):
@@ -144,7 +168,8 @@ def _check_close(actual, expected, rtol, atol, what, *programs):
 
 
 def numerical_jvp(f, args, tangents, eps: float):
-    """Central differences (f(x + h t) - f(x - h t)) / 2h, computed in float64.
+    """Central differences (f(x + h t) - f(x - h t)) / 2h, computed in float64 (complex128 for complex
+    arguments or results; a complex tangent moves along the real and the imaginary directions at once).
 
     `f(*args)` returns a list of arrays; `tangents` has one entry per arg (None:
     that arg is held fixed). Perturbed args are cast back to their own dtype.
@@ -157,14 +182,14 @@ def numerical_jvp(f, args, tangents, eps: float):
             if tangent is None:
                 out.append(arg)
             else:
-                moved = arg.astype(np.float64) + sign * eps * np.asarray(tangent, np.float64)
+                moved = wide(arg) + sign * eps * wide(tangent)
                 out.append(moved.astype(arg.dtype))
         return out
 
     with np.errstate(all="ignore"):
         plus, minus = f(*shifted(1.0)), f(*shifted(-1.0))
     return [
-        (np.asarray(p, np.float64) - np.asarray(m, np.float64)) / (2.0 * eps)
+        (wide(p) - wide(m)) / (2.0 * eps)
         if is_float(np.asarray(p).dtype) else None
         for p, m in zip(plus, minus)
     ]
@@ -253,7 +278,7 @@ def check_second_order(program: Program, args, rng, *, finite_differences: bool 
 
 def _sample_args(program: Program):
     rng = np.random.default_rng(0)
-    return [rng.standard_normal(a.shape).astype(a.dtype) if is_float(a.dtype) else np.zeros(a.shape, a.dtype)
+    return [random_normal(rng, a.shape, a.dtype) if is_float(a.dtype) else np.zeros(a.shape, a.dtype)
             for a in program.in_avals]
 
 
@@ -317,7 +342,8 @@ def check_vmap(program: Program, args, rng, size: int = 3) -> None:
             if not flag:
                 stacked.append(arg)
             elif is_float(arg.dtype):
-                stacked.append(np.stack([arg + 0.1 * k * rng.standard_normal(arg.shape) for k in range(size)]))
+                stacked.append(np.stack([arg + 0.1 * k * random_normal(rng, arg.shape, arg.dtype)
+                                         for k in range(size)]))
             else:
                 stacked.append(np.stack([arg] * size))
         batched_program, out_batched = vmap_program(program, batched, size)
@@ -336,11 +362,11 @@ def numerical_gradient(f, x, eps: float = 1e-6):
 
     For a vector-valued f the result stacks one row per input coordinate (a Jacobian's rows).
     """
-    x = np.asarray(x, dtype=np.float64)
+    x = wide(x)
     rows = []
     for index in np.ndindex(x.shape):
         step = np.zeros_like(x)
         step[index] = eps
-        rows.append((np.asarray(f(x + step), np.float64) - np.asarray(f(x - step), np.float64)) / (2 * eps))
+        rows.append((wide(f(x + step)) - wide(f(x - step))) / (2 * eps))
     stacked = np.stack(rows) if rows else np.zeros((0,))
     return stacked.reshape(x.shape) if stacked.ndim == 1 else stacked

@@ -35,6 +35,34 @@ EXTRA_CASES = {
 }
 
 
+# Primitives that move, sum or multiply values without a formula of their own get complex variants of
+# their sampled cases (each float argument plus i times a standard-normal array; a variant their shape
+# rule refuses, such as reduce[op=max], is left out). The maps of the scalar table, the linear algebra
+# and fft sample complex cases of their own, in their domains (primitives/complex.py, the samplers).
+COMPLEX_VARIANTS = ("broadcast_in_dim", "concatenate", "einsum", "gather", "linear_recurrence", "matrix_recurrence",
+                    "product_others", "reduce", "reshape", "scan", "scatter", "scatter_mul_partials", "slice",
+                    "transpose", "unslice")
+MAX_COMPLEX_VARIANTS = 4
+
+
+def _complex_variants(name, cases):
+    """Up to MAX_COMPLEX_VARIANTS complex versions of `cases` that the primitive's shape rule accepts."""
+    prim, rng, variants = REGISTRY[name], np.random.default_rng(seed(name, "complex")), []
+    for args, params in cases:
+        if not any(np.issubdtype(np.asarray(a).dtype, np.floating) for a in args):
+            continue
+        moved = [a + 1j * rng.standard_normal(np.shape(a)) if np.issubdtype(np.asarray(a).dtype, np.floating)
+                 else a for a in args]
+        try:
+            prim.abstract_eval(*[Aval(np.shape(a), np.asarray(a).dtype) for a in moved], **params)
+        except Exception:  # noqa: BLE001 - any refusal of the shape rule (ShapeError, TypeError) leaves it out
+            continue
+        variants.append((moved, params))
+        if len(variants) == MAX_COMPLEX_VARIANTS:
+            break
+    return variants
+
+
 def seed(*parts) -> int:
     """A stable seed per primitive (and case), so adding primitives does not move the others."""
     return zlib.crc32("/".join(map(str, parts)).encode())
@@ -52,6 +80,9 @@ def registry_cases():
             cases.append((f"{name}-{index}", name, [np.asarray(a) for a in args], params))
         for index, (args, params) in enumerate(EXTRA_CASES.get(name, [])):
             cases.append((f"{name}-edge{index}", name, [np.asarray(a) for a in args], params))
+        if name in COMPLEX_VARIANTS:
+            for index, (args, params) in enumerate(_complex_variants(name, sampled + EXTRA_CASES.get(name, []))):
+                cases.append((f"{name}-complex{index}", name, [np.asarray(a) for a in args], params))
     return cases
 
 

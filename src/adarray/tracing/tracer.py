@@ -155,7 +155,7 @@ def trace_guarded(fn, avals, sources, name: str | None = None):
         trace.set_sources(sources)
         leaves, out_tree = flatten(fn(*args))
         for leaf in leaves:
-            if not isinstance(leaf, (Tracer, np.ndarray, np.generic, int, float, bool)):
+            if not isinstance(leaf, (Tracer, np.ndarray, np.generic, int, float, bool, complex)):
                 raise TracingError(
                     f"'{trace.name}' returned a {type(leaf).__name__}; outputs must be arrays or "
                     "nested tuples, lists and dicts of arrays"
@@ -350,5 +350,8 @@ for _name in ("sum", "prod", "max", "min", "mean", "var", "std", "reshape", "ast
     setattr(Tracer, _name, _method(_name))
 Tracer.T = property(lambda self: ARRAY_METHODS["T"](self))
 Tracer.at = property(lambda self: ARRAY_METHODS["at"](self))
-Tracer.real = property(lambda self: self)
+Tracer.real = property(lambda self: ARRAY_METHODS["real"](self))
+Tracer.imag = property(lambda self: ARRAY_METHODS["imag"](self))
+Tracer.conj = _method("conj")
+Tracer.conjugate = _method("conjugate")
 

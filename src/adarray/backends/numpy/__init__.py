@@ -11,6 +11,7 @@ concrete arrays, and constant folding in the simplifier.
 from ...tracing import set_evaluator
 from . import (  # noqa: F401  (each module registers the implementations of its family)
     arrays,
+    complex,
     control,
     elementwise,
     kernels,
