@@ -9,8 +9,8 @@ the equation's output dtype where Numba's scalar typing would differ (int32 arit
 int64 in Numba, as in Python). `TRANSCENDENTAL` lists the templates that call a libm function:
 the cost model counts them as expensive.
 
-    >>> expression(exp_p, ["a"], np.dtype(np.float64), {})
-    'np.exp(a)'
+    >>> expression(ew.sin_p, ["a"], np.dtype(np.float64), {})
+    'np.sin(a)'
 """
 from __future__ import annotations
 
@@ -18,37 +18,21 @@ import numpy as np
 
 from ...core.ir import Literal
 from ...primitives import elementwise as ew
+from ...primitives import operations
+from ...primitives.operations import OPERATIONS
 
-_UNARY = {
-    ew.neg_p: "(-{0})", ew.exp_p: "np.exp({0})", ew.log_p: "np.log({0})", ew.log1p_p: "np.log1p({0})",
-    ew.expm1_p: "np.expm1({0})", ew.sqrt_p: "np.sqrt({0})", ew.sin_p: "np.sin({0})", ew.cos_p: "np.cos({0})",
-    ew.tan_p: "np.tan({0})", ew.arcsin_p: "np.arcsin({0})", ew.arccos_p: "np.arccos({0})",
-    ew.arctan_p: "np.arctan({0})", ew.sinh_p: "np.sinh({0})", ew.cosh_p: "np.cosh({0})", ew.tanh_p: "np.tanh({0})",
-    ew.logistic_p: "_logistic({0})", ew.erf_p: "math.erf({0})", ew.abs_p: "np.abs({0})",
-    ew.sign_p: "np.sign({0})", ew.floor_p: "np.floor({0})", ew.ceil_p: "np.ceil({0})", ew.round_p: "np.rint({0})",
-    ew.logical_not_p: "(not {0})", ew.isfinite_p: "np.isfinite({0})", ew.stop_gradient_p: "{0}",
-    ew.arcsinh_p: "np.arcsinh({0})", ew.arccosh_p: "np.arccosh({0})", ew.arctanh_p: "np.arctanh({0})",
-    ew.log2_p: "np.log2({0})", ew.log10_p: "np.log10({0})", ew.exp2_p: "np.exp2({0})", ew.sinc_p: "_sinc({0})",
+# One element of each elementwise primitive: the source of the operations table
+# (primitives/operations.py), except where this backend has its own helper (below, in HELPERS):
+# NumPy's NaN and tie conventions for maximum/minimum, floor division and sinc.
+_OVERRIDES = {
+    ew.logistic_p: "_logistic({0})", ew.maximum_p: "_maximum({0}, {1})", ew.minimum_p: "_minimum({0}, {1})",
+    ew.floor_divide_p: "_floor_divide({0}, {1})", ew.sinc_p: "_sinc({0})",
 }
-_BINARY = {
-    ew.add_p: "({0} + {1})", ew.sub_p: "({0} - {1})", ew.mul_p: "({0} * {1})", ew.div_p: "({0} / {1})",
-    ew.pow_p: "np.power({0}, {1})", ew.maximum_p: "_maximum({0}, {1})", ew.minimum_p: "_minimum({0}, {1})",
-    ew.arctan2_p: "np.arctan2({0}, {1})", ew.logaddexp_p: "np.logaddexp({0}, {1})",
-    ew.rem_p: "np.remainder({0}, {1})", ew.hypot_p: "np.hypot({0}, {1})",
-    ew.floor_divide_p: "_floor_divide({0}, {1})", ew.eq_p: "({0} == {1})", ew.ne_p: "({0} != {1})",
-    ew.lt_p: "({0} < {1})", ew.le_p: "({0} <= {1})", ew.gt_p: "({0} > {1})", ew.ge_p: "({0} >= {1})",
-    ew.logical_and_p: "({0} and {1})", ew.logical_or_p: "({0} or {1})", ew.logical_xor_p: "({0} != {1})",
-    ew.safe_mul_p: "({0} * {1} if {0} != 0 else {zero})",
-}
-TEMPLATES = {**_UNARY, **_BINARY}
+TEMPLATES = {prim: _OVERRIDES.get(prim, row.source) for prim, row in OPERATIONS.items()
+             if row.source is not None or prim in _OVERRIDES}
 
 # Templates that call a transcendental function (counted as expensive by the cost model).
-TRANSCENDENTAL = {
-    ew.exp_p, ew.log_p, ew.log1p_p, ew.expm1_p, ew.sin_p, ew.cos_p, ew.tan_p, ew.arcsin_p, ew.arccos_p,
-    ew.arctan_p, ew.sinh_p, ew.cosh_p, ew.tanh_p, ew.logistic_p, ew.erf_p, ew.arcsinh_p, ew.arccosh_p,
-    ew.arctanh_p, ew.log2_p, ew.log10_p, ew.exp2_p, ew.sinc_p, ew.pow_p, ew.arctan2_p, ew.logaddexp_p,
-    ew.hypot_p, ew.rem_p,
-}
+TRANSCENDENTAL = operations.TRANSCENDENTAL
 ELEMENTWISE = set(TEMPLATES) | {ew.select_p, ew.convert_p, ew.integer_pow_p}
 
 # float64 functions with a vectorisable implementation in mathlib.py (LLVM cannot vectorise a
@@ -142,8 +126,7 @@ def expression(prim, args, dtype, params) -> str:
     return text
 
 
-_COMPARISONS = {ew.eq_p, ew.ne_p, ew.lt_p, ew.le_p, ew.gt_p, ew.ge_p, ew.logical_and_p, ew.logical_or_p,
-                ew.logical_xor_p, ew.logical_not_p, ew.isfinite_p}
+_COMPARISONS = operations.BOOLEAN
 
 
 def _integer_pow(x, n, dtype) -> str:
