@@ -21,6 +21,8 @@ import pytest
 pytest.importorskip("numba")
 
 from adarray.backends import numba as numba_backend  # noqa: E402
+from adarray.backends.numba import runtime  # noqa: E402
+from adarray.backends.numba.table import lowerable  # noqa: E402
 from adarray.backends.numpy import compile_program as numpy_program  # noqa: E402
 from adarray.core.ir import Eqn, Literal, Program, Var  # noqa: E402
 from adarray.core.types import is_float  # noqa: E402
@@ -114,6 +116,16 @@ def _frozen(value):
 def test_every_transformation_agrees_with_the_numpy_backend(name, args, params):
     parts = derived_programs(name, args, params)
     program = joined([p for _, p, _ in parts])
+    # where the primitive is: compiled when it has a lowering for these dtypes, else a NumPy step
+    # between compiled segments (whose answers are checked all the same)
+    primal = parts[0][1]
+    steps = runtime.segments(primal)
+    own = [eqn for eqn in primal.eqns if eqn.prim.name == name]
+    for eqn in own:
+        kind = next(kind for kind, what in steps if eqn is what or (kind == "numba" and any(e is eqn for e in what)))
+        assert kind == ("numba" if lowerable(eqn) else "numpy"), f"{name} ran as {kind}"
+    if own and all(lowerable(eqn) for eqn in own):
+        assert all(kind == "numba" for kind, _ in steps), f"{name}: {[kind for kind, _ in steps]}"
     values = [_frozen(v) for _, _, vs in parts for v in vs]  # an in-place write would raise
     with np.errstate(all="ignore"):
         want = numpy_program(program)(*values)

@@ -318,3 +318,57 @@ def test_adbench_programs_agree_on_both_backends(problem):
     for got, want in zip(outputs["numba"], outputs["numpy"]):
         got, want = (got.toarray(), want.toarray()) if hasattr(got, "toarray") else (got, want)
         np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+
+
+# --- what the generated code does not handle falls back, and bad input is an error ----------------------------
+
+
+def test_complex_programs_fall_back_to_numpy_and_agree():
+    z = np.array([0.5 + 1.0j, -1.0 + 0.25j, 2.0 - 0.5j])
+
+    def f(z):
+        w = anp.exp(z) * z + anp.sin(z)
+        return anp.real(anp.sum(w * anp.conj(w))), anp.fft.fft(w)
+
+    program = ad.make_ir(f)(z)
+    assert "numpy" in [kind for kind, _ in runtime.segments(program)]
+    for got, want in zip(ad.jit(f, backend="numba")(z), ad.jit(f)(z)):
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=1e-13)
+    loss = lambda z: f(z)[0]  # noqa: E731
+    np.testing.assert_allclose(ad.jit(ad.grad(loss), backend="numba")(z), ad.grad(loss)(z), rtol=1e-12)
+
+
+def test_float16_runs_on_numpy_not_in_generated_code():
+    x = np.linspace(-1, 1, 5).astype(np.float16)
+
+    def f(x):
+        return anp.tanh(x) * 2 + x
+
+    program = ad.make_ir(f)(x)
+    assert all(kind == "numpy" for kind, _ in runtime.segments(program))
+    got = ad.jit(f, backend="numba")(x)
+    assert got.dtype == np.float16
+    np.testing.assert_array_equal(got, ad.jit(f)(x))
+
+
+def test_a_compiled_program_rejects_arguments_of_another_signature():
+    program = ad.make_ir(lambda x: anp.sum(anp.exp(x) * x))(np.ones(4))
+    run = numba_backend.compile_program(program, "sum_exp")
+    np.testing.assert_allclose(run(np.ones(4))[0], 4 * np.e)
+    np.testing.assert_allclose(run(np.ones(4, np.float32))[0], 4 * np.e, rtol=1e-7)  # a safe cast
+    with pytest.raises(ad.ArgumentError, match=r"'sum_exp': argument 0 is float64\[5\].*f64\[4\]"):
+        run(np.ones(5))
+    with pytest.raises(ad.ArgumentError, match="argument 0 is complex128"):
+        run(np.ones(4, complex))
+    with pytest.raises(ad.ArgumentError, match="takes 1 arguments, got 2"):
+        run(np.ones(4), np.ones(4))
+
+
+def test_bad_input_to_a_jitted_function_is_the_same_error_on_both_backends():
+    def f(x, y):
+        return anp.dot(x, y)
+
+    for backend in ("numpy", "numba"):
+        with pytest.raises(ad.ShapeError):
+            ad.jit(f, backend=backend)(np.ones((2, 3)), np.ones((4,)))

@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 
-from ...core.errors import ExecutionError
+from ...core.errors import ArgumentError, ExecutionError
 from ...core.ir import Literal, Program, Var
 from ..numpy.registry import implementation
 from . import cache, options, scalar
@@ -189,6 +189,26 @@ def compile_program(program: Program, name: str = "program"):
     return _Mixed(program, steps, name)
 
 
+def check_arguments(name: str, program: Program, args) -> list:
+    """`args` as arrays of the program's input shapes and dtypes: shapes are constants of the generated
+    code, so another shape would be read out of bounds. A Python scalar takes the input's dtype; an
+    array of another shape or of a dtype that does not cast safely is an ArgumentError."""
+    if len(args) != len(program.inputs):
+        raise ArgumentError(f"'{name}' takes {len(program.inputs)} arguments, got {len(args)}")
+    arrays = []
+    for k, (value, var) in enumerate(zip(args, program.inputs)):
+        aval = var.aval
+        if not isinstance(value, np.ndarray):
+            value = np.asarray(value, aval.dtype) if np.ndim(value) == 0 else np.asarray(value)
+        if value.shape != aval.shape or value.dtype != aval.dtype:
+            if value.shape != aval.shape or not np.can_cast(value.dtype, aval.dtype, "safe"):
+                raise ArgumentError(f"'{name}': argument {k} is {value.dtype}{list(value.shape)}, the compiled "
+                                    f"program takes {aval} (stage it again for this signature)")
+            value = value.astype(aval.dtype)
+        arrays.append(value)
+    return arrays
+
+
 class _Whole:
     """A program that is one generated function."""
 
@@ -197,6 +217,7 @@ class _Whole:
         self.compiled = False
 
     def __call__(self, *args):
+        args = check_arguments(self.segment.name, self.segment.program, args)
         if not self.compiled:
             self.segment.compile(args)
             self.compiled = True
@@ -207,7 +228,7 @@ class _Mixed:
     """Compiled segments and NumPy equations in program order (values dropped after their last use)."""
 
     def __init__(self, program: Program, steps, name: str):
-        self.program = program
+        self.program, self.name = program, name
         slots = {id(v): i for i, v in enumerate(program.inputs)}
         self.constants: list = []
 
@@ -261,6 +282,7 @@ class _Mixed:
         return result
 
     def __call__(self, *args):
+        args = check_arguments(self.name, self.program, args)
         env = list(args) + [None] * (self.size - len(args)) + self.constants
         with np.errstate(all="ignore"):
             for kind, what, ins, outs in self.steps:

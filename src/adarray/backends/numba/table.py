@@ -25,13 +25,15 @@ from ...core.primitive import Primitive
 
 LOWERINGS: dict[Primitive, object] = {}
 
-# dtype kinds the generated code handles: bool, signed and unsigned integers, floats
-_KINDS = "biuf"
+# dtypes the generated code handles: bool, signed and unsigned integers, float32 and float64 (not
+# complex, float16 or longdouble, which Numba's scalar code does not compute as NumPy does)
+PLAIN = frozenset(np.dtype(t) for t in (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
+                                         np.uint32, np.uint64, np.float32, np.float64))
 
 
 def plain_dtypes(eqn) -> bool:
-    """Are every input and output of `eqn` bool, integer or float (not complex, not object)?"""
-    return all(np.dtype(atom.aval.dtype).kind in _KINDS for atom in (*eqn.inputs, *eqn.outputs))
+    """Are every input and output of `eqn` of a dtype in PLAIN? (Otherwise it runs on NumPy.)"""
+    return all(np.dtype(atom.aval.dtype) in PLAIN for atom in (*eqn.inputs, *eqn.outputs))
 
 
 class Elemental:
