@@ -32,4 +32,11 @@ PROFILE = False
 
 
 def parallel() -> bool:
-    return os.environ.get("ADARRAY_NUMBA_PARALLEL", "1") != "0"
+    """Threads for large groups? Not with ADARRAY_NUMBA_PARALLEL=0, nor with one Numba thread
+    (NUMBA_NUM_THREADS=1, e.g. `adarray bench --threads 1`): there `parallel=True` would only add
+    compile time (Numba's parfor passes)."""
+    if os.environ.get("ADARRAY_NUMBA_PARALLEL", "1") == "0":
+        return False
+    import numba
+
+    return numba.config.NUMBA_NUM_THREADS > 1
