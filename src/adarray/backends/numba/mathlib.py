@@ -173,3 +173,35 @@ def tanh(x):
 @numba.njit(**_JIT)
 def logistic(x):
     return 1.0 / (1.0 + _exp(-x))
+
+
+# --- helpers of the generated code's templates (scalar.py), any float or integer dtype ----------------
+
+
+@numba.njit(**_JIT)
+def logistic_any(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+@numba.njit(**_JIT)
+def sinc(x):
+    if x == 0:
+        return 1.0
+    y = np.pi * x
+    return np.sin(y) / y
+
+
+@numba.njit(**_JIT)
+def maximum(x, y):
+    # NumPy's maximum: NaN if either is NaN, the second operand at a tie (-0.0 against 0.0)
+    return x if (x > y or x != x) else y
+
+
+@numba.njit(**_JIT)
+def minimum(x, y):
+    return x if (x < y or x != x) else y
+
+
+@numba.njit(**_JIT)
+def floor_divide(x, y):
+    return np.floor_divide(x, y)

@@ -40,38 +40,13 @@ ELEMENTWISE = set(TEMPLATES) | {ew.select_p, ew.convert_p, ew.integer_pow_p}
 VECTOR_MATH = {ew.exp_p: "exp", ew.log_p: "log", ew.expm1_p: "expm1", ew.log1p_p: "log1p", ew.tanh_p: "tanh",
                ew.logistic_p: "logistic"}
 
-# Helpers the templates call, defined in every generated module (njit, inlined).
-HELPERS = '''
+# What the generated modules import: the vectorised math and the helpers the templates call
+# (mathlib.py: compiled once per process and inlined by LLVM, not re-typed at every call site).
+HELPERS = """
 from adarray.backends.numba import mathlib as _m
-
-@numba.njit(inline="always", error_model="numpy")
-def _logistic(x):
-    return 1.0 / (1.0 + np.exp(-x))
-
-
-@numba.njit(inline="always", error_model="numpy")
-def _sinc(x):
-    if x == 0:
-        return 1.0
-    y = np.pi * x
-    return np.sin(y) / y
-
-
-@numba.njit(inline="always", error_model="numpy")
-def _maximum(x, y):
-    # NumPy's maximum: NaN if either is NaN, the second operand at a tie (-0.0 against 0.0)
-    return x if (x > y or x != x) else y
-
-
-@numba.njit(inline="always", error_model="numpy")
-def _minimum(x, y):
-    return x if (x < y or x != x) else y
-
-
-@numba.njit(inline="always", error_model="numpy")
-def _floor_divide(x, y):
-    return np.floor_divide(x, y)
-'''
+from adarray.backends.numba.mathlib import floor_divide as _floor_divide, logistic_any as _logistic
+from adarray.backends.numba.mathlib import maximum as _maximum, minimum as _minimum, sinc as _sinc
+"""
 
 
 def type_name(dtype) -> str:
