@@ -372,3 +372,22 @@ def test_bad_input_to_a_jitted_function_is_the_same_error_on_both_backends():
     for backend in ("numpy", "numba"):
         with pytest.raises(ad.ShapeError):
             ad.jit(f, backend=backend)(np.ones((2, 3)), np.ones((4,)))
+
+
+def test_long_reductions_over_leading_axes_accumulate_in_memory_order():
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(300, 2, 3))
+    x[7, 1, 2] = np.nan
+
+    def f(x):
+        return (anp.sum(x, axis=0), anp.max(x, axis=(0, 1)), anp.min(x, axis=0), anp.prod(1.0 + 0.01 * x, axis=0),
+                anp.sum(anp.exp(x), axis=(0, 2)))
+
+    program = ad.make_ir(f)(x)
+    text = runtime.CompiledSegment(program, "reductions").text
+    assert "for r0_0 in range(300):" in text  # the reduced axis outermost, in memory order
+    assert "== 0:" not in text  # the output starts at the identity: no first-element test in the loop
+    for got, want in zip(ad.jit(f, backend="numba")(x), ad.jit(f)(x)):
+        np.testing.assert_allclose(got, want, rtol=1e-12, equal_nan=True)
+    g = ad.jit(ad.grad(lambda v: anp.sum(f(v)[3])), backend="numba")(x)
+    np.testing.assert_allclose(g, ad.grad(lambda v: anp.sum(f(v)[3]))(x), rtol=1e-11)

@@ -104,7 +104,16 @@ def _pack(em, atom, letters, batch, sizes, other):
         name = em.fresh("v")
         em.emit(f"{name} = {source.name}.reshape({shape!r})")
         return name, rest
+    # at the top level of a program a packed operand is kept: a later product of the same operand in
+    # the same layout (the forward and the backward pass often share one) reads it again
+    key = (id(atom), tuple(order), shape)
+    top = em.depth == 0 and em.indent == 1 and not em.silent
+    packs = em.writer.__dict__.setdefault("packs", {})
+    if top and key in packs:
+        return packs[key], rest
     name = em.fresh("v")
+    if top:
+        packs[key] = name
     line = f"{name} = np.empty({shape!r}, {_type(atom)})"
     _hoist(em, line)
     names = dict(zip(order, index_names(em.depth, len(order), "w")))

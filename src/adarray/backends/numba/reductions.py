@@ -85,24 +85,22 @@ def _reduce_elemental(em, eqn, index):
 
 
 def _reduce_in_order(em, eqn):
-    """Accumulate into the output while reading the operand in memory order."""
+    """Accumulate into the output while reading the operand in memory order (the output starts at
+    the identity: no test for the first element inside the loop, which then vectorises)."""
     from .codegen import Buffer, index_names
 
     (x,) = eqn.inputs
     op, axes = eqn.params["op"], eqn.params["axes"]
     aval = eqn.outputs[0].aval
-    out = em.allocate(aval)
+    out = Buffer(em.allocate(aval))
     names = index_names(em.depth, x.aval.ndim, "r")
     kept = tuple(n for d, n in enumerate(names) if d not in axes)
-    first = {d: n for d, n in enumerate(names) if d in axes}
+    with loops(em, kept, aval.shape):
+        em.emit(out.write(kept, identity(op, aval.dtype)))
     with loops(em, names, x.aval.shape):
         value = em.read(x, names)
-        starting = " and ".join(f"{n} == 0" for n in first.values())
-        em.emit(f"if {starting}:")
-        em.emit(f"    {Buffer(out).read(kept)} = {combine(op, identity(op, aval.dtype), value, aval.dtype)}")
-        em.emit("else:")
-        em.emit(f"    {Buffer(out).read(kept)} = {combine(op, Buffer(out).read(kept), value, aval.dtype)}")
-    return [Buffer(out)]
+        em.emit(out.write(kept, combine(op, out.read(kept), value, aval.dtype)))
+    return [out]
 
 
 _REDUCE_ELEMENTAL = Elemental(_reduce_elemental, reads=_reduced)
