@@ -260,11 +260,10 @@ def _product_others(em, eqn):
         em.emit(f"{product} = {scalar.constant(1, aval.dtype)}")
         em.emit(f"{zeros} = 0")
         with loops(em, [inner[d] for d in axes], [aval.shape[d] for d in axes]):
+            # selects, not branches: the product and the count then vectorise (reassoc)
             value = em.let(em.read(x, at))
-            em.emit(f"if {value} == 0:")
-            em.emit(f"    {zeros} += 1")
-            em.emit("else:")
-            em.emit(f"    {product} = {product} * {value}")
+            em.emit(f"{zeros} += 1 if {value} == 0 else 0")
+            em.emit(f"{product} = {product} * ({value} if {value} != 0 else {scalar.constant(1, aval.dtype)})")
         with loops(em, [inner[d] for d in axes], [aval.shape[d] for d in axes]):
             value = em.let(em.read(x, at))
             em.emit(f"if {zeros} == 0:")
