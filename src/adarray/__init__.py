@@ -53,6 +53,7 @@ from .parallel import (
     segment_sum,
 )
 from .staging import set_backend
+from .taylor_mode import jet, taylor
 
 __version__ = "0.1.0"
 
@@ -66,5 +67,6 @@ __all__ = [
     "tree_util",
     "fixed_point",
     "set_backend", "BackendError",
+    "jet", "taylor",
     "ReversibilityError", "reversible", "sparse",
 ]
