@@ -8,7 +8,9 @@ hmlstm  The HM-LSTM cell-state update of Revels et al. (arXiv 1810.08297) on n x
           (a) adarray, pure reverse mode over array operations, branches as `anp.where` (the reference);
           (b) adarray, the `@ad.kernel` version in mixed mode run by the NumPy masked interpreter;
           (c) the same compiled by Numba (when numba is installed);
-          (d) JAX `jit(grad)` of the same `jnp.where` formulation; (e) PyTorch eager with `torch.where`.
+          (d) JAX `jit(grad)` of the same `jnp.where` formulation; (e) PyTorch eager with `torch.where`;
+          on the Numba backend (`--backend numba`: the whole gradient program compiled, kernel calls
+          included): (f) the kernel in mixed mode, (g) reverse mode over the where formulation.
         Losses: sum(c_new**2) (the cotangent is a full array: the forward sweep stores k partials) and
         sum(c_new) (the cotangent is known before the forward sweep: the partials are never stored).
 arity   The kernel prod_j tanh(x_j if x_j > 0.5 else -x_j), k = 1..16 inputs, mixed mode against the
@@ -27,7 +29,7 @@ Checks: every variant's gradient against variant (a) (max |difference| / max |re
 for adarray, 1e-8 for the peers); a failed check prints WRONG and the command exits 1.
 
     python benchmarks/mixed_mode.py [--sizes 256,512,1024,2048] [--section hmlstm,arity,branch] [--quick]
-    adarray bench mixed --tools adarray,jax --backends numpy,numba --out results/
+    adarray bench mixed --tools adarray,jax --backends numpy,numba --backend numpy,numba --out results/
 """
 from __future__ import annotations
 
@@ -352,8 +354,20 @@ def peer_variants(peers, formulation, arrays, kind, argnums):
     return out
 
 
-def adarray_variants(backends, formulation, cell, arrays, controls, kind):
-    """(a) reverse mode over the where formulation, then the kernel in mixed mode on each backend.
+def on_program_backend(name: str, fn):
+    """`fn` run with every staged program on backend `name` ('numpy' or 'numba')."""
+    def call(*args):
+        previous = ad.set_backend(name)
+        try:
+            return fn(*args)
+        finally:
+            ad.set_backend(previous)
+    return call
+
+
+def adarray_variants(backends, formulation, cell, arrays, controls, kind, program_backends=("numpy",)):
+    """(a) reverse mode over the where formulation, then the kernel in mixed mode on each kernel backend;
+    with the Numba program backend, (f) mixed mode and (g) reverse mode compiled whole.
 
     `controls` are closed over (not differentiated); the gradient is w.r.t. `arrays`."""
     argnums = tuple(range(len(arrays)))
@@ -371,6 +385,12 @@ def adarray_variants(backends, formulation, cell, arrays, controls, kind):
             gradient = on_backend(backend, ad.grad(lambda *xs: kernel_loss(*xs), argnums=argnums))
             out.append(Variant(label, lambda g=gradient: g(*arrays),
                                describe=lambda g=gradient, b=backend: on_backend(b, gradient_path)(g, arrays)))
+    if "numba" in program_backends:
+        mixed = on_program_backend("numba", ad.grad(lambda *xs: kernel_loss(*xs), argnums=argnums))
+        reverse = on_program_backend("numba", ad.grad(lambda *xs: where_loss(*xs), argnums=argnums))
+        out.append(Variant("(f) adarray mixed, Numba backend", lambda: mixed(*arrays), how="compiled program"))
+        out.append(Variant("(g) adarray reverse, where, Numba backend", lambda: reverse(*arrays),
+                           how="compiled program"))
     return out
 
 
@@ -391,7 +411,8 @@ def run_hmlstm(args, backends, peers, failures) -> Table:
     for n in args.sizes:
         controls, arrays = hmlstm_inputs(n, rng)
         for kind in args.losses:
-            variants = adarray_variants(backends, hmlstm_where, lambda: hmlstm_cell, arrays, controls, kind)
+            variants = adarray_variants(backends, hmlstm_where, lambda: hmlstm_cell, arrays, controls, kind,
+                                        args.program_backends)
             variants += peer_variants(peers, hmlstm_where, controls + arrays, kind, (2, 3, 4, 5))
             measure(variants, args.repeats)
             check(variants, failures, f"hmlstm n={n} loss={kind}")
@@ -471,7 +492,7 @@ def run_branch(args, backends, peers, failures) -> Table:
                   ["variant", "how", "first call ms", "min ms", "median ms", "speed-up vs (a)", "peak MB",
                    "error vs (a)"])
     x = np.random.default_rng(2).random(args.elements)
-    variants = adarray_variants(backends, rare_where, lambda: rare_branch, [x], [], "square")
+    variants = adarray_variants(backends, rare_where, lambda: rare_branch, [x], [], "square", args.program_backends)
     variants += peer_variants(peers, rare_where, [x], "square", (0,))
     measure(variants, args.repeats)
     check(variants, failures, "branch")
@@ -499,6 +520,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--tools", default="adarray,jax,torch",
                         help="adarray (always run: it is the reference) and the peers jax, torch (when installed)")
     parser.add_argument("--backends", default="numpy,numba", help="kernel backends for mixed mode: numpy,numba")
+    parser.add_argument("--backend", default="numpy,numba",
+                        help="program backends: numpy (variants a-c), numba (adds f and g, the gradient program "
+                             "compiled whole); default both")
     parser.add_argument("--losses", default="square,sum", help="HM-LSTM losses: square = sum(c_new²), sum")
     parser.add_argument("--forms", default="branch,select", help="arity kernel forms: branch (if), select")
     parser.add_argument("--max-arity", type=int, default=16, help="arity section: k = 1..this (default 16)")
@@ -519,6 +543,7 @@ def parse(argv):
         args.sections = _names(args.section, SECTIONS, "section")
         args.tools = _names(args.tools, ("adarray",) + PEERS, "tool")
         args.backends = _names(args.backends, BACKENDS, "backend")
+        args.program_backends = _names(args.backend, BACKENDS, "backend")
         args.losses = _names(args.losses, LOSSES, "loss")
         args.forms = _names(args.forms, ARITY_FORMS, "form")
         args.sizes = [int(s) for s in args.sizes.split(",")]
@@ -540,6 +565,7 @@ def available_backends(wanted):
 def main(argv=None) -> int:
     args = parse(argv)
     backends = available_backends(args.backends)
+    args.program_backends = available_backends(args.program_backends)
     peers = {name: module for name in PEERS if name in args.tools
              for module in [load_peer(name, args.threads)] if module is not None}
     print(f"# mixed-mode kernels vs reverse mode: {os.cpu_count()} cores (shared with other work), "

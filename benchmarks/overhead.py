@@ -5,7 +5,7 @@ forward plus a hand-written reverse sweep) against cached `ad.jit(f)` and `ad.gr
 difference is what tracing once and interpreting a program costs per call (the issue asks for a small
 fraction of a millisecond).
 
-    adarray bench overhead [--size 1000] [--number 2000] [--repeat 15]
+    adarray bench overhead [--size 1000] [--number 2000] [--repeat 15] [--backend numpy|numba]
 """
 from __future__ import annotations
 
@@ -50,9 +50,19 @@ def main(argv=None) -> int:
     parser.add_argument("--size", type=int, default=1000, help="elements per array (default 1000)")
     parser.add_argument("--number", type=int, default=2000, help="calls per timing (default 2000)")
     parser.add_argument("--repeat", type=int, default=15, help="timings, the minimum is reported (default 15)")
+    parser.add_argument("--backend", default="numpy", choices=("numpy", "numba"),
+                        help="the backend staged calls run on (default numpy)")
     args = parser.parse_args(argv)
     rng = np.random.default_rng(0)
     x, y = rng.normal(size=args.size), rng.normal(size=args.size)
+    previous = ad.set_backend(args.backend)
+    try:
+        return _measure(args, x, y)
+    finally:
+        ad.set_backend(previous)
+
+
+def _measure(args, x, y) -> int:
     jit_f, grad_f = ad.jit(f), ad.grad(f)
     if not (np.isclose(jit_f(x, y), f_numpy(x, y)) and np.allclose(grad_f(x, y), grad_numpy(x, y), rtol=1e-12)):
         print("WRONG: adarray and the hand-written NumPy code disagree")
@@ -60,7 +70,7 @@ def main(argv=None) -> int:
     rows = [("NumPy forward", lambda: f_numpy(x, y)), ("ad.jit(f)", lambda: jit_f(x, y)),
             ("NumPy forward + hand-written gradient", lambda: grad_numpy(x, y)), ("ad.grad(f)", lambda: grad_f(x, y))]
     times = {}
-    print(f"| call ({args.size} elements, 10 operations) | µs per call |\n|---|---:|")
+    print(f"| call ({args.size} elements, 10 operations, {args.backend} backend) | µs per call |\n|---|---:|")
     for label, fn in rows:
         times[label] = min(timeit.repeat(fn, number=args.number, repeat=args.repeat)) / args.number * 1e6
         print(f"| {label} | {times[label]:.1f} |")

@@ -8,7 +8,7 @@ runs on --general-size elements (10^5 by default, shown in its rows) to keep the
 a few minutes. JAX and PyTorch run the same computations side by side when installed.
 
     python benchmarks/parallel_primitives.py [--size 1000000] [--bins 1000,100000] [--general-size 100000]
-                                             [--quick] [--no-peers]
+                                             [--backend numpy|numba] [--quick] [--no-peers]
     adarray bench parallel ...
 """
 from __future__ import annotations
@@ -173,19 +173,21 @@ def main(argv=None) -> int:
                         help="elements for the general reduce_by_index rule (default 10^5; it sorts and scans)")
     parser.add_argument("--quick", action="store_true", help="10^4 elements, 100 bins: a smoke run")
     parser.add_argument("--no-peers", action="store_true", help="skip JAX and PyTorch")
+    parser.add_argument("--backend", default="numpy", choices=("numpy", "numba"),
+                        help="adarray's backend (default numpy; numba: compiled, first calls excluded)")
     args = parser.parse_args(argv)
     size, bins_list = (10_000, [100]) if args.quick else (args.size, [int(b) for b in args.bins.split(",")])
     general_size = min(size, 2_000 if args.quick else args.general_size)
     rng = np.random.default_rng(0)
     print(f"# parallel building blocks: {size:,} elements (the general reduce_by_index rows: {general_size:,}, "
-          f"marked n=...), NumPy backend, {os.cpu_count()} cores")
+          f"marked n=...), {args.backend} backend, {os.cpu_count()} cores")
     print("| primitive | operator | rule | primal ms | gradient ms | gradient / primal |")
     print("|---|---|---|---|---|---|", flush=True)
     all_cases = cases(size, bins_list, rng, general_size)
     progress = Progress(len(all_cases) + (0 if args.no_peers else 1), "adarray bench parallel")
     for kind, name, rule, fn, arg in all_cases:
         progress.start(f"{kind} {name} ({rule})")
-        primal, gradient = ad.jit(fn), ad.jit(ad.grad(fn))
+        primal, gradient = ad.jit(fn, backend=args.backend), ad.jit(ad.grad(fn), backend=args.backend)
         t_primal, t_gradient = best_time(primal, arg), best_time(gradient, arg)
         progress.write(f"| {kind} | {name} | {rule} | {t_primal * 1e3:.2f} | {t_gradient * 1e3:.2f} | "
                        f"{t_gradient / t_primal:.1f}x |")

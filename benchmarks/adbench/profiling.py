@@ -104,3 +104,53 @@ class PrimitiveProfiler:
         lines.append(f"\nprimitives {1e3 * self.total:.1f} ms of {1e3 * self.wall:.1f} ms wall "
                      f"({1e3 * outside:.1f} ms outside primitives: interpreter loop, tracing, compiling, glue)")
         return "\n".join(line for line in lines if line is not None).lstrip("\n")
+
+
+class CompiledProfiler:
+    """Where the Numba backend's time goes: processor cycles per top-level group of every compiled program (a
+    loop nest with the primitives written into it, a fold, a BLAS call), and seconds per primitive that ran on
+    the NumPy backend inside a compiled program (no Numba lowering). Programs compiled while it is active
+    count their groups (the counters cost a few cycles per group, not per element)."""
+
+    def __init__(self):
+        from adarray.backends.numba import options, runtime
+
+        self._options, self._runtime = options, runtime
+        self._saved = None
+
+    def __enter__(self):
+        self._saved = self._options.PROFILE
+        self._options.PROFILE = True
+        return self
+
+    def __exit__(self, *exc):
+        self._options.PROFILE = self._saved
+        return False
+
+    def reset(self) -> None:
+        for segment in self._runtime.PROFILED:
+            segment.counters[:] = 0
+            segment.calls = 0
+        self._runtime.NUMPY_SECONDS.clear()
+
+    def table(self, wall: float, calls: int, top: int = 12, title: str = "") -> str:
+        """A Markdown table of the `top` groups by time (per call), then the NumPy primitives."""
+        rate = self._runtime.cycles_per_second()
+        rows = []
+        for segment in self._runtime.PROFILED:
+            if not segment.calls:
+                continue
+            for description, count in zip(segment.groups, segment.counters):
+                if count:
+                    rows.append((count / rate / calls, f"{segment.name}: {description}"))
+        for name, seconds in self._runtime.NUMPY_SECONDS.items():
+            rows.append((seconds / calls, f"NumPy backend: {name}"))
+        rows.sort(key=lambda row: -row[0])
+        total = sum(seconds for seconds, _ in rows)
+        per_call = wall / calls
+        lines = [f"**{title}**" if title else "", "", "| group | µs per call | share |", "|---|---:|---:|"]
+        for seconds, what in rows[:top]:
+            lines.append(f"| {what} | {1e6 * seconds:.1f} | {100 * seconds / max(total, 1e-12):.1f}% |")
+        lines.append(f"\ngroups {1e6 * total:.1f} µs of {1e6 * per_call:.1f} µs per call ({len(rows)} groups; "
+                     f"{1e6 * (per_call - total):.1f} µs outside them: the call, argument checks, allocation)")
+        return "\n".join(lines).lstrip("\n")

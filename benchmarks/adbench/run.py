@@ -1,7 +1,8 @@
 """`adarray bench adbench`: the ADBench problems for adarray and its peers, side by side in one process.
 
     python -m benchmarks.adbench [--problems gmm,ba,hand,lstm] [--sizes tiny|small|medium]
-                                 [--tools adarray,jax,torch,autograd] [--out results/] [--quick] [--profile]
+                                 [--tools adarray,jax,torch,autograd] [--backend numpy|numba|numpy,numba]
+                                 [--out results/] [--quick] [--profile]
 
 Thread counts are set before any numerical library is imported: when the process does not already carry the
 requested OMP/MKL/OPENBLAS thread counts in its environment (numpy reads them at import), `main` runs the
@@ -23,7 +24,7 @@ from pathlib import Path
 
 TOOLS = ("adarray", "jax", "torch", "autograd")
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
-                    "NUMEXPR_NUM_THREADS")
+                    "NUMEXPR_NUM_THREADS", "NUMBA_NUM_THREADS")
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -49,6 +50,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--sizes", default=None, choices=("tiny", "small", "medium"),
                         help="instance set (default small; tiny with --quick)")
     parser.add_argument("--tools", default=",".join(TOOLS), help="comma-separated: " + ",".join(TOOLS))
+    parser.add_argument("--backend", default="numpy",
+                        help="adarray's backends, comma-separated: numpy (listed as 'adarray'), numba (listed as "
+                             "'adarray-numba'); default numpy")
     parser.add_argument("--out", default="results", help="output folder (default results/)")
     parser.add_argument("--data", default=None, help="ADBench data folder (default $ADBENCH_DATA or "
                                                      "../shared/data/adbench beside the repository)")
@@ -65,6 +69,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help="adarray only: per-primitive time breakdown of F and J from the interpreter")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     return parser
+
+
+def tool_label(backend: str) -> str:
+    """adarray's row name for a backend: 'adarray' (numpy, the reference) or 'adarray-<backend>'."""
+    return "adarray" if backend == "numpy" else f"adarray-{backend}"
 
 
 def _threads_ready(threads: int) -> bool:
@@ -157,7 +166,7 @@ def run(args, problems, tools, size) -> int:
 
     protocol = _protocol(args)
     root = data_root(args.data)
-    modules, notes = {}, []
+    modules, notes, backends = {}, [], {}
     for tool in tools:
         if not available(tool):
             notes.append(f"- {tool}: not installed, skipped (pip install -e \".[bench]\")")
@@ -165,7 +174,12 @@ def run(args, problems, tools, size) -> int:
         module = _tool_module(tool)
         if hasattr(module, "configure"):
             module.configure(args.threads)
-        modules[tool] = module
+        if tool == "adarray":
+            for backend in args.backends:
+                label = tool_label(backend)
+                modules[label], backends[label] = module, backend
+        else:
+            modules[tool] = module
     instances = catalogue(problems, size)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -186,9 +200,11 @@ def run(args, problems, tools, size) -> int:
                     continue
                 start = time.perf_counter()
                 try:
+                    if tool in backends:
+                        module.use_backend(backends[tool])
                     result, derivative = run_task(tool, instance.problem, instance.name, data,
                                                   module.prepare(instance.problem, data), protocol, expected)
-                    if tool == "adarray" and result.status == "ok":
+                    if tool in backends and result.status == "ok" and expected is None:
                         expected = derivative
                 except Exception as error:  # one tool failing on one instance must not stop the others
                     result = Result(tool, instance.problem, instance.name, data.size,
@@ -213,7 +229,10 @@ def run(args, problems, tools, size) -> int:
 
 
 def profile(args, problems, size) -> int:
-    """Per-primitive self time of adarray's F and J on each instance (first call excluded)."""
+    """Per-primitive self time of adarray's F and J on each instance (first call excluded); with the Numba
+    backend, time per compiled group."""
+    if "numba" in args.backends:
+        return profile_compiled(args, problems, size)
     from .data import catalogue, data_root
     from .harness import block
     from .profiling import PrimitiveProfiler
@@ -248,6 +267,50 @@ def profile(args, problems, size) -> int:
     return 0
 
 
+def profile_compiled(args, problems, size) -> int:
+    """Time per group of the Numba backend's compiled programs for adarray's F and J, with compile times."""
+    from adarray.backends.numba import runtime
+
+    from .data import catalogue, data_root
+    from .harness import block
+    from .profiling import CompiledProfiler
+    from .tool_adarray import prepare, use_backend
+
+    protocol = _protocol(args)
+    root = data_root(args.data)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    sections = [f"# adarray, Numba backend: time per compiled group ({size} instances)"]
+    use_backend("numba")
+    with CompiledProfiler() as profiler:
+        for instance in catalogue(problems, size):
+            data = instance.load(root)
+            task = prepare(instance.problem, data)
+            compiled_before = len(runtime.COMPILE_LOG)
+            block(task.objective())
+            block(task.derivative())
+            compiles = runtime.COMPILE_LOG[compiled_before:]
+            notes = ", ".join(f"{name} {equations} equations {seconds:.2f} s{' (disk cache)' if cached else ''}"
+                              for name, equations, seconds, cached in compiles)
+            sections.append(f"**{instance.problem} {instance.name}**: compiled {notes or 'nothing new'}")
+            for label, fn in (("F", task.objective), ("J", task.derivative)):
+                profiler.reset()
+                calls, start = 0, time.perf_counter()
+                while calls == 0 or time.perf_counter() - start < protocol.min_time:
+                    block(fn())
+                    calls += 1
+                wall = time.perf_counter() - start
+                title = (f"{instance.problem} {instance.name}: {label}, {calls} calls, "
+                         f"{1e3 * wall / calls:.3f} ms per call")
+                sections.append(profiler.table(wall, calls, title=title))
+    use_backend("numpy")
+    text = "\n\n".join(sections) + "\n"
+    print(text)
+    (out / "adbench_profile_numba.md").write_text(text)
+    print(f"wrote adbench_profile_numba.md to {out}/")
+    return 0
+
+
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
@@ -265,6 +328,7 @@ def main(argv=None) -> int:
                 raise UsageError(f"--{name.replace('_', '-')} must not be negative")
         if args.runs is not None and args.runs < 1:
             raise UsageError("--runs must be at least 1")
+        args.backends = _csv_choice(args.backend, ("numpy", "numba"), "backend")
     except UsageError as error:
         print(f"adarray bench adbench: error: {error}", file=sys.stderr)
         return 2

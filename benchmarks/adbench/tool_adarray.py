@@ -32,6 +32,11 @@ def version() -> str:
     return ad.__version__
 
 
+def use_backend(backend: str) -> None:
+    """Run every staged program of the tasks prepared from now on (and their calls) on `backend`."""
+    ad.set_backend(backend)
+
+
 # --- GMM ----------------------------------------------------------------------------------------------------------
 
 

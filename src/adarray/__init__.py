@@ -24,6 +24,7 @@ from .control import checkpoint, cond, custom_jvp, custom_vjp, fold, fori_loop, 
 from .control.fixed_point import fixed_point
 from .core.errors import (
     ArgumentError,
+    BackendError,
     Error,
     ExecutionError,
     IndexOutOfRangeError,
@@ -52,6 +53,7 @@ from .parallel import (
     segment_sum,
 )
 from .sparse_jacobians import jacobian_sparsity, sparse_jacobian
+from .staging import set_backend
 from .taylor_mode import jet, taylor
 
 __version__ = "0.1.0"
@@ -66,5 +68,6 @@ __all__ = [
     "tree_util",
     "fixed_point",
     "jacobian_sparsity", "jet", "sparse_jacobian", "taylor",
+    "set_backend", "BackendError",
     "ReversibilityError", "reversible", "sparse",
 ]

@@ -14,6 +14,7 @@ import functools
 
 import numpy as np
 
+from .backends import compiler
 from .core.errors import ArgumentError, NonDifferentiableError
 from .core.ir import Program
 from .core.pytree import flatten, unflatten
@@ -59,16 +60,20 @@ def _derivative_argnums(fn, argnums, args, kwargs, static_argnums, static_argnam
     return nums
 
 
-def jit(fn=None, *, static_argnums=(), static_argnames=(), guards=False):
+def jit(fn=None, *, static_argnums=(), static_argnames=(), guards=False, backend=None):
     """Stage `fn` once per input signature (and static values), then only execute.
 
     With guards=True the trace knows the arguments' values, so Python control flow on traced
     values works as under grad: one program per path taken, chosen by its guards on each call.
+    backend: 'numpy' or 'numba' (compiled fused loops); by default the one `set_backend` chose.
 
-    >>> fast = jit(lambda x: anp.sin(x) * x)  # doctest: +SKIP
+    >>> fast = jit(lambda x: anp.sin(x) * x, backend="numba")  # doctest: +SKIP
     """
     if fn is None:
-        return functools.partial(jit, static_argnums=static_argnums, static_argnames=static_argnames, guards=guards)
+        return functools.partial(jit, static_argnums=static_argnums, static_argnames=static_argnames, guards=guards,
+                                 backend=backend)
+    if backend is not None:
+        compiler(backend)  # an unknown or uninstalled backend fails here
 
     def build(program, out_tree, closure, call):
         return _Staged(program, out_tree, closure)
@@ -77,7 +82,7 @@ def jit(fn=None, *, static_argnums=(), static_argnames=(), guards=False):
     def jitted(*args, **kwargs):
         staged, call = stage(fn, ("jit",), args, kwargs, build, static_argnums=static_argnums,
                              static_argnames=static_argnames, guarded=guards)
-        return unflatten(staged.out_tree, staged(call.leaves))
+        return unflatten(staged.out_tree, staged(call.leaves, backend=backend))
 
     return jitted
 

@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import inspect
 import operator
+import os
 import weakref
 
 import numpy as np
 
+from .backends import compiler
 from .backends.numpy import compile_program
 from .core.errors import ArgumentError, Error
 from .core.ir import Program
@@ -40,6 +42,27 @@ _NO_KEYWORDS = flatten({})[1]
 MAX_PATHS = 64
 
 
+# The backend every staged call runs on unless it names one (`jit(f, backend=...)`).
+_backend = os.environ.get("ADARRAY_BACKEND", "numpy") or "numpy"
+
+
+def set_backend(name: str) -> str:
+    """Run every staged program (jit, grad, vjp, jvp, vmap, jacfwd, ...) on backend `name` from now on:
+    'numpy' (the default: the reference interpreter) or 'numba' (compiled fused loops; needs numba).
+    Returns the previous backend. `$ADARRAY_BACKEND` sets the initial choice.
+
+    >>> previous = set_backend("numba")  # doctest: +SKIP
+    """
+    global _backend
+    compiler(name)  # an unknown or uninstalled backend fails here, not at the next call
+    previous, _backend = _backend, name
+    return previous
+
+
+def get_backend() -> str:
+    return _backend
+
+
 class _Staged:
     """A traced, transformed, simplified and compiled program with its pytree metadata."""
 
@@ -48,18 +71,21 @@ class _Staged:
         self.out_tree = out_tree
         self.closure = closure
         self.guards = None
-        self._compiled = None
+        self.name = "program"
+        self._compiled = {}
 
-    def __call__(self, leaves, extra=()):
+    def __call__(self, leaves, extra=(), backend=None):
         """Run on the argument leaves (then the closure, then `extra` inputs)."""
-        return self.run(list(leaves) + list(self.closure) + list(extra))
+        return self.run(list(leaves) + list(self.closure) + list(extra), backend)
 
-    def run(self, args):
+    def run(self, args, backend=None):
         if any(isinstance(a, Tracer) for a in args):
             return eval_program(self.program, args)  # inside another trace: inline
-        if self._compiled is None:
-            self._compiled = compile_program(self.program)
-        return self._compiled(*[np.asarray(a) for a in args])
+        backend = backend or _backend
+        run = self._compiled.get(backend)
+        if run is None:
+            run = self._compiled[backend] = compiler(backend)(self.program, self.name)
+        return run(*[np.asarray(a) for a in args])
 
 
 class _Guards:
@@ -310,6 +336,9 @@ def stage(fn, kind, args, kwargs, build, *, static_argnums=(), static_argnames=(
     program, out_tree, closure, record = trace_guarded(call.flat_fn, call.avals, call.leaves if guarded else None,
                                                        name_of(fn))
     staged = build(program, out_tree, closure, call)
+    staged.name = f"{kind[0]}({name_of(fn)})"
+    if hasattr(staged, "later"):
+        staged.later.name = f"{kind[0]}({name_of(fn)}) backward"
     if record.guards is not None:
         staged.guards = _Guards(record.guards, record.checks)
         inputs = list(call.leaves) + list(closure)

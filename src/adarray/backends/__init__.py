@@ -1,4 +1,25 @@
 """Backends turn a Program into a callable. One package per backend, each a table of
 implementations keyed by the Primitive object: `numpy` (the reference interpreter, the default)
 and `numba` (fused native loops). A backend imports the primitives it implements; nothing below
-the top-level API imports a backend."""
+the top-level API imports a backend.
+
+`compiler(name)` is how the staging layer finds a backend's `compile_program(program, name)`."""
+from __future__ import annotations
+
+NAMES = ("numpy", "numba")
+
+
+def compiler(name: str):
+    """The `compile_program(program, name)` of backend `name` ('numpy' or 'numba')."""
+    if name == "numpy":
+        from .numpy import compile_program
+
+        return lambda program, label="program": compile_program(program)
+    if name == "numba":
+        from . import numba
+
+        numba.require()
+        return numba.compile_program
+    from ..core.errors import ArgumentError
+
+    raise ArgumentError(f"unknown backend {name!r}; choose one of {', '.join(repr(n) for n in NAMES)}")

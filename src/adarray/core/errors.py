@@ -74,6 +74,10 @@ class VerifyError(Error, AssertionError):
     """A program breaks an IR invariant (single assignment, binding, types)."""
 
 
+class BackendError(Error, ImportError):
+    """A backend was asked for that is unknown or not installed (the message says how to install it)."""
+
+
 class ExecutionError(Error, RuntimeError):
     """A program failed at run time, e.g. an index out of range."""
 

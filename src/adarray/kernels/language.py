@@ -5,10 +5,11 @@
                  calls of the math functions below and of other kernels, module constants (math.pi)
     statements   assignment (also tuple unpacking and +=), if/elif/else, `for i in range(...)`, while,
                  return (early returns too; every path must return the same number of values), pass
-    functions    exp expm1 log log1p log2 log10 sqrt sin cos tan asin acos atan arcsin arccos arctan
-                 atan2 arctan2 sinh cosh tanh sigmoid softplus erf abs fabs absolute floor ceil sign
-                 square min max minimum maximum pow power logaddexp isfinite isnan float int bool,
-                 from `math`, `numpy` or `adarray.numpy` (also imported by name: `from math import exp`)
+    functions    exp expm1 exp2 log log1p log2 log10 sqrt sin cos tan asin acos atan arcsin arccos arctan
+                 atan2 arctan2 sinh cosh tanh asinh acosh atanh (and arc-) sigmoid softplus erf abs fabs
+                 absolute floor ceil sign square min max minimum maximum pow power hypot logaddexp
+                 isfinite isnan float int bool, from `math`, `numpy` or `adarray.numpy` (also imported by
+                 name: `from math import exp`); the table is FUNCTIONS, from primitives/operations.py
 
 Deviations from Python, all NumPy's: `and`/`or` return booleans, floor/ceil return floats, integer
 overflow wraps, 1/0 is inf. Anything else is rejected by `check_function` with the kernel's name,
@@ -25,23 +26,21 @@ import textwrap
 import numpy as np
 
 from ..core.errors import KernelSyntaxError
+from ..primitives.operations import BY_KERNEL_NAME
 
-# Function name -> (number of arguments, or None for two or more).
-FUNCTIONS = {
-    **{name: 1 for name in (
-        "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "sin", "cos", "tan", "asin", "acos", "atan",
-        "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "sigmoid", "softplus", "erf", "abs", "fabs",
-        "absolute", "floor", "ceil", "sign", "square", "isfinite", "isnan", "float", "int", "bool")},
-    **{name: 2 for name in ("atan2", "arctan2", "minimum", "maximum", "pow", "power", "logaddexp")},
-    "min": None, "max": None,
-}
+# Function name -> (number of arguments, or None for two or more): the elementwise primitives by
+# their math and NumPy names (the operations table, primitives/operations.py), and the functions
+# the kernel language writes with them (kernels/lower.py: DERIVED).
+DERIVED = {"softplus": 1, "fabs": 1, "square": 1, "isnan": 1, "float": 1, "int": 1, "bool": 1,
+           "min": None, "max": None}
+FUNCTIONS = {**{name: row.arity for name, row in BY_KERNEL_NAME.items()}, **DERIVED}
 CONSTANTS = {"pi": math.pi, "e": math.e, "tau": math.tau, "inf": math.inf, "nan": math.nan}
 MODULE_NAMES = ("math", "numpy", "adarray.numpy")
 BUILTINS = ("abs", "min", "max", "pow", "float", "int", "bool", "range")
 
-_OPERATORS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
+OPERATOR_SYMBOLS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
               ast.Pow: "**"}
-_COMPARISONS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
+COMPARISON_SYMBOLS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
 _NAMES = {  # readable names of rejected constructs
     "Subscript": "indexing (x[...])", "List": "a list", "Dict": "a dict", "Set": "a set",
     "ListComp": "a list comprehension", "SetComp": "a set comprehension", "DictComp": "a dict comprehension",
@@ -73,7 +72,7 @@ def construct_name(node) -> str:
 
 def _operator_symbol(op) -> str:
     return {ast.MatMult: "@", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^", ast.LShift: "<<",
-            ast.RShift: ">>"}.get(type(op), _OPERATORS.get(type(op), type(op).__name__))
+            ast.RShift: ">>"}.get(type(op), OPERATOR_SYMBOLS.get(type(op), type(op).__name__))
 
 
 class Source:
@@ -264,7 +263,7 @@ class Checker:
         self.block(node.body)
 
     def operator(self, node, op) -> None:
-        if type(op) not in _OPERATORS:
+        if type(op) not in OPERATOR_SYMBOLS:
             self.fail(node, f"the operator {_operator_symbol(op)} is not supported in kernels")
 
     def expression(self, node, allow_tuple: bool = False) -> None:
@@ -284,7 +283,7 @@ class Checker:
                 self.expression(value)
         elif isinstance(node, ast.Compare):
             for op in node.ops:
-                if type(op) not in _COMPARISONS:
+                if type(op) not in COMPARISON_SYMBOLS:
                     self.fail(node, f"the comparison '{type(op).__name__}' is not supported in kernels "
                                     "(use == != < <= > >=)")
             for value in [node.left, *node.comparators]:

@@ -33,8 +33,20 @@ from ..core.ir import Program
 from ..core.types import Aval
 from ..passes import simplify
 from ..primitives import elementwise as ew
+from ..primitives.operations import BY_KERNEL_NAME, BY_SYMBOL
 from ..tracing import Tracer, current_trace, eval_program, trace_program
-from .language import CONSTANTS, FUNCTIONS, assigned_names, function_name, is_number, module_name, resolve_free
+from .language import (
+    COMPARISON_SYMBOLS,
+    CONSTANTS,
+    DERIVED,
+    FUNCTIONS,
+    OPERATOR_SYMBOLS,
+    assigned_names,
+    function_name,
+    is_number,
+    module_name,
+    resolve_free,
+)
 
 DONE, RETURN = "%done", "%return"  # names no Python variable can have
 CHEAP_ARM = 4  # a conditional expression whose arms have at most this many equations becomes a select
@@ -42,29 +54,24 @@ _PYTHON = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
            ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
            ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
            ast.Gt: operator.gt, ast.GtE: operator.ge}
-_ARRAY = {ast.Add: anp.add, ast.Sub: anp.subtract, ast.Mult: anp.multiply, ast.Div: anp.divide,
-          ast.FloorDiv: anp.floor_divide, ast.Mod: anp.remainder, ast.Pow: anp.power,
-          ast.Eq: anp.equal, ast.NotEq: anp.not_equal, ast.Lt: anp.less, ast.LtE: anp.less_equal,
-          ast.Gt: anp.greater, ast.GtE: anp.greater_equal}
+# An operator's function on tracers, by its symbol in the operations table (primitives/operations.py).
+_ARRAY = {node: getattr(anp, BY_SYMBOL[symbol].numpy)
+          for node, symbol in {**OPERATOR_SYMBOLS, **COMPARISON_SYMBOLS}.items()}
 
 
 def _softplus(x):
     return anp.logaddexp(x, 0.0)
 
 
-_MATH = {
-    "exp": anp.exp, "expm1": anp.expm1, "log": anp.log, "log1p": anp.log1p, "sqrt": anp.sqrt, "sin": anp.sin,
-    "cos": anp.cos, "tan": anp.tan, "asin": anp.arcsin, "acos": anp.arccos, "atan": anp.arctan,
-    "arcsin": anp.arcsin, "arccos": anp.arccos, "arctan": anp.arctan, "sinh": anp.sinh, "cosh": anp.cosh,
-    "tanh": anp.tanh, "sigmoid": anp.sigmoid, "softplus": _softplus, "erf": anp.erf, "abs": anp.abs,
-    "fabs": lambda x: anp.abs(_float(x)), "absolute": anp.abs, "floor": lambda x: anp.floor(_float(x)),
-    "ceil": lambda x: anp.ceil(_float(x)), "sign": anp.sign, "square": anp.square,
+# A kernel function's binder: the adarray.numpy function of its row in the operations table, and the
+# functions the language writes with them (language.DERIVED); some convert integers to float first.
+_MATH = {name: getattr(anp, row.numpy) for name, row in BY_KERNEL_NAME.items()}
+_MATH.update({
+    "softplus": _softplus, "square": anp.square, "fabs": lambda x: anp.abs(_float(x)),
+    "floor": lambda x: anp.floor(_float(x)), "ceil": lambda x: anp.ceil(_float(x)),
     "isfinite": lambda x: anp.isfinite(_float(x)), "isnan": lambda x: anp.isnan(_float(x)),
-    "log2": lambda x: anp.divide(anp.log(x), math.log(2.0)),
-    "log10": lambda x: anp.divide(anp.log(x), math.log(10.0)),
-    "atan2": anp.arctan2, "arctan2": anp.arctan2, "minimum": anp.minimum, "maximum": anp.maximum,
-    "pow": anp.power, "power": anp.power, "logaddexp": anp.logaddexp,
-}
+})
+assert set(FUNCTIONS) == set(_MATH) | {"min", "max", "float", "int", "bool"} and set(DERIVED) <= set(FUNCTIONS)
 
 
 def _float(x):

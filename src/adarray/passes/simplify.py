@@ -15,11 +15,18 @@ import numpy as np
 
 from ..core.errors import ExecutionError
 from ..core.ir import Eqn, Literal, Program, Var, params_key
+from ..primitives import elementwise as ew
+from ..primitives import indexing, linalg, reduce, scan, structural
+from ..primitives.operations import OPERATIONS
 from ..tracing import evaluate
 from ..tracing.tracer import CONSTANT_LIMIT  # non-uniform constants fold up to this size, in and out
 from .dce import eliminate_dead_code
 
-_LINEAR_IN_FIRST = ("reshape", "transpose", "broadcast_in_dim", "slice", "unslice", "gather", "neg")
+# Maps that are linear in their first operand (so map(0) = 0): the structural ones, and the elementwise
+# ones the operations table calls linear.
+_LINEAR_IN_FIRST = frozenset({structural.reshape_p, structural.transpose_p, structural.broadcast_in_dim_p,
+                              structural.slice_p, structural.unslice_p, indexing.gather_p}
+                             | {prim for prim, row in OPERATIONS.items() if row.linear})
 
 
 def simplify(program: Program) -> Program:
@@ -54,15 +61,15 @@ class _Simplifier:
         return Program(program.inputs, tuple(self.eqns), outputs)
 
     def keep(self, eqn: Eqn) -> None:
-        key = (eqn.prim.name, tuple(_atom_key(a) for a in eqn.inputs), params_key(eqn.params))
+        key = (eqn.prim, tuple(_atom_key(a) for a in eqn.inputs), params_key(eqn.params))
         if key in self.seen:
             for var, previous in zip(eqn.outputs, self.seen[key]):
                 self.replaced[id(var)] = previous
             return
         self.seen[key] = eqn.outputs
-        if eqn.prim.name == "neg":
+        if eqn.prim is ew.neg_p:
             self.negated[id(eqn.outputs[0])] = eqn.inputs[0]
-        if eqn.prim.name == "mul":
+        if eqn.prim is ew.mul_p:
             base, factor = _split_constant(*eqn.inputs)
             if base is not None:
                 self.scaled[id(eqn.outputs[0])] = (base, factor)
@@ -74,58 +81,50 @@ class _Simplifier:
         if variable is None or id(variable) not in self.scaled:
             return None
         base, inner = self.scaled[id(variable)]
-        from ..primitives.elementwise import mul_p
-
         combined = Var(out.aval)
         self.created.append(combined)
         constant = Literal(np.asarray(inner * factor, out.aval.dtype), out.aval)
-        self.keep(Eqn(mul_p, (base, constant), {}, (combined,)))
+        self.keep(Eqn(ew.mul_p, (base, constant), {}, (combined,)))
         return [self.subst(combined)]
 
     def negate(self, atom, like: Eqn):
         if isinstance(atom, Var) and id(atom) in self.negated:
             return self.negated[id(atom)]
-        from ..primitives.elementwise import neg_p
-
         out = Var(atom.aval)
         self.created.append(out)
-        self.keep(Eqn(neg_p, (atom,), {}, (out,)))
+        self.keep(Eqn(ew.neg_p, (atom,), {}, (out,)))
         return self.subst(out)
 
     def identity(self, eqn: Eqn, inputs):
         """The replacement of a single-output equation by an algebraic identity, or None."""
-        name, out = eqn.prim.name, eqn.outputs[0]
-        if name == "add":
+        prim, out = eqn.prim, eqn.outputs[0]
+        row = OPERATIONS.get(prim)
+        if row is not None and row.arity == 2:
             a, b = inputs
-            return [a] if _is(b, 0) else [b] if _is(a, 0) else None
-        if name == "sub":
-            a, b = inputs
-            return [a] if _is(b, 0) else [self.negate(b, eqn)] if _is(a, 0) else None
-        if name == "mul":
-            a, b = inputs
-            if _is(a, 0) or _is(b, 0):
+            if row.zero is not None and (_is(a, row.zero) or _is(b, row.zero)):
                 return [Literal(np.zeros((), out.aval.dtype), out.aval)]
-            return [a] if _is(b, 1) else [b] if _is(a, 1) else self.rescale(inputs, out)
-        if name == "safe_mul":  # the same identities as mul (x * 0 -> 0 is mul's convention too)
-            a, b = inputs
-            if _is(a, 0) or _is(b, 0):
-                return [Literal(np.zeros((), out.aval.dtype), out.aval)]
-            return [a] if _is(b, 1) else [b] if _is(a, 1) else None
-        if name == "div" and _is(inputs[1], 1):
-            return [inputs[0]]
-        if name == "neg" and isinstance(inputs[0], Var) and id(inputs[0]) in self.negated:
+            if row.right_unit is not None and _is(b, row.right_unit):
+                return [a]
+            if row.left_unit is not None and _is(a, row.left_unit):
+                return [b]
+            if prim is ew.sub_p and _is(a, 0):
+                return [self.negate(b, eqn)]
+            if prim is ew.mul_p:
+                return self.rescale(inputs, out)
+            return None
+        if prim is ew.neg_p and isinstance(inputs[0], Var) and id(inputs[0]) in self.negated:
             return [self.negated[id(inputs[0])]]
-        if name == "integer_pow" and eqn.params["n"] == 1:
+        if prim is ew.integer_pow_p and eqn.params["n"] == 1:
             return [inputs[0]]
-        if name == "select":
+        if prim is ew.select_p:
             pred, a, b = inputs
             if _atom_key(a) == _atom_key(b):
                 return [a]
             if isinstance(pred, Literal) and pred.uniform is not None:
                 return [a if pred.uniform else b]
-        if name == "einsum" and any(_is(a, 0) for a in inputs):
+        if prim is linalg.einsum_p and any(_is(a, 0) for a in inputs):
             return [Literal(np.zeros((), out.aval.dtype), out.aval)]
-        linear_zero = name in _LINEAR_IN_FIRST or (name in ("reduce", "scan") and eqn.params["op"] == "add")
+        linear_zero = prim in _LINEAR_IN_FIRST or (prim in (reduce.reduce_p, scan.scan_p) and eqn.params["op"] == "add")
         if linear_zero and _is(inputs[0], 0):
             return [Literal(np.zeros((), out.aval.dtype), out.aval)]
         return None
@@ -161,7 +160,8 @@ def _fold(eqn: Eqn, inputs):
         with np.errstate(all="ignore"):
             value = evaluate(eqn.prim, [np.asarray(u, a.aval.dtype) for u, a in zip(uniform, inputs)], eqn.params)
         return [Literal(np.asarray(value, eqn.outputs[0].aval.dtype), eqn.outputs[0].aval)]
-    if eqn.prim.name in ("broadcast_in_dim", "reshape", "transpose") and uniform[0] is not None:
+    if eqn.prim in (structural.broadcast_in_dim_p, structural.reshape_p, structural.transpose_p) \
+            and uniform[0] is not None:
         return [Literal(np.asarray(uniform[0], inputs[0].aval.dtype), eqn.outputs[0].aval)]
     # Both sides are bounded: a small non-uniform literal broadcast to a batch (a vmapped Jacobian's
     # seed basis) must stay a broadcast at run time, not become a batch-sized constant in the program.

@@ -1,3 +1,48 @@
-"""The Numba backend: programs (today: scalar kernels and their derivatives) generated as Python
-source and compiled by Numba into fused native loops, cached on disk. Optional: everything here
-works out without numba installed (kernels then run on the NumPy backend's interpreter)."""
+"""The Numba backend: programs generated as Python source and compiled by Numba into fused native loops.
+
+    run = compile_program(program)     # the same contract as the NumPy backend's
+    outputs = run(*arrays)
+
+A fusion plan groups what moves data (elementwise chains, elementwise into reductions and scans,
+gathers feeding elementwise operations) into loop nests; fold, while and cond bodies are emitted
+inline, so a loop runs as one native loop; large contractions call BLAS. A primitive without a
+lowering here runs on the NumPy backend's implementation, and the compiled groups are cut there
+(`coverage()` lists both kinds). Scalar kernels and their mixed-mode derivatives are kernel calls,
+written by the same generator (their standalone execution mode, for calls made on the NumPy
+backend, is `kernels.py`).
+
+Optional: this package imports without numba; `compile_program` then raises a BackendError that
+says how to install it.
+"""
+from ...core.primitive import REGISTRY
+from ...kernels.execution import numba_available
+from . import arrays, contraction, control, elementwise, parallel, reductions  # noqa: F401  (fill the table)
+from .table import LOWERINGS, lowerable
+
+
+def compile_program(program, name: str = "program"):
+    """A callable running `program` on NumPy arrays, compiled by Numba (NumPy where there is no lowering)."""
+    require()
+    from .runtime import compile_program as compile_with_numba
+
+    return compile_with_numba(program, name)
+
+
+def require() -> None:
+    """Raise a BackendError (an adarray.Error) if numba cannot be imported."""
+    if not numba_available():
+        from ...core.errors import BackendError
+
+        raise BackendError("the 'numba' backend needs the numba package, which is not installed: "
+                           "pip install 'adarray[numba]' (or pip install numba)")
+
+
+def coverage() -> dict[str, list[str]]:
+    """{'compiled': [...], 'numpy': [...]}: the primitives with a Numba lowering, and those that run
+    on the NumPy backend's implementation (groups are cut at them)."""
+    compiled = sorted(name for name, prim in REGISTRY.items() if prim in LOWERINGS)
+    fallback = sorted(name for name, prim in REGISTRY.items() if prim not in LOWERINGS)
+    return {"compiled": compiled, "numpy": fallback}
+
+
+__all__ = ["LOWERINGS", "compile_program", "coverage", "lowerable", "require"]

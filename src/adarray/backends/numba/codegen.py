@@ -1,0 +1,519 @@
+"""Programs as Numba source: the writer, the sources values are read from, and the program emitter.
+
+A program (or a nested program: a loop body, a branch) is emitted in three steps:
+
+1. *Fusion plan* (which values are stored): an equation with an elemental lowering is inlined
+   into its readers (its expression is written wherever an element is needed) unless it is an
+   output, a nested program or an opaque lowering needs it whole, or it is expensive (more than
+   `CHEAP`, counting the producers inlined into it) and read by several equations or several
+   times per element (through a broadcast, a gather, a contraction). The others are *roots*.
+2. *Groups*: each root joins a loop nest over its shape (its *domain*): the earliest group of the
+   same domain that comes after everything it reads, where a root of the group itself may be read
+   only at the group's own index (that element is already computed in the iteration). A root read
+   only inside its own group needs no array at all: it stays a scalar temporary (multi-output
+   fusion). Opaque equations are groups of their own.
+3. *Emission*: one loop nest per group; each root's expression is written once per element with
+   common subexpressions shared (`(variable, index)` -> temporary), and stored if it is read
+   elsewhere.
+
+Shapes are static: loop bounds and index arithmetic are constants, and every array a nested body
+needs is allocated once before the outermost loop (a loop body allocates nothing per iteration).
+"""
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+
+from ...core.ir import Literal, Var
+from . import options, scalar
+from .table import lowering_of
+
+# An inlined value with more work per element than this (an add is 1, exp is 20) is stored when it
+# has several readers, instead of being computed again by each.
+CHEAP = 4.0
+
+
+# --- where values are read from and written to ------------------------------------------------------
+
+
+class Local:
+    """A rank-0 value held in a local variable (or a constant expression)."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def read(self, index) -> str:
+        return self.text
+
+    def write(self, index, expr: str) -> str:
+        return f"{self.text} = {expr}"
+
+
+class Buffer:
+    """An array `name`, optionally at a fixed leading index (`prefix`: a fold's xs[t] or ys[t])."""
+
+    def __init__(self, name: str, prefix: tuple = ()):
+        self.name, self.prefix = name, tuple(prefix)
+
+    def read(self, index) -> str:
+        return f"{self.name}[{', '.join(self.prefix + tuple(index))}]"
+
+    def write(self, index, expr: str) -> str:
+        return f"{self.read(index)} = {expr}"
+
+    @property
+    def whole(self) -> bool:
+        """Is this the whole array (so that it can be returned or passed on)?"""
+        return not self.prefix
+
+
+class Remapped:
+    """A read-only view: `read(index)` -> the text for that element (e.g. a product computed by BLAS
+    in another layout)."""
+
+    whole = False
+
+    def __init__(self, read):
+        self.read = read
+
+
+# --- the function being written ----------------------------------------------------------------------
+
+
+class FunctionWriter:
+    """Lines of one generated function: hoisted allocations first, then the body."""
+
+    def __init__(self):
+        self.prologue: list[str] = []
+        self.lines: list[str] = []
+        self.counter = 0
+        self.constants: list = []  # arrays passed as extra arguments (non-uniform literals)
+        self.contiguous: set[str] = set()  # arrays allocated here (C-contiguous, reshapeable in place)
+        self.parallel = False
+        self.profile = False  # time every top-level group (runtime.profile_program)
+        self.groups: list[str] = []  # a description of each top-level group, in order
+
+    def fresh(self, prefix: str = "t") -> str:
+        self.counter += 1
+        return f"{prefix}{self.counter}"
+
+    def constant(self, value) -> str:
+        for name, array in self.constants:
+            if array is value:
+                return name
+        name = f"k{len(self.constants)}"
+        self.constants.append((name, value))
+        return name
+
+
+def index_names(depth: int, rank: int, letter: str = "i") -> tuple:
+    return tuple(f"{letter}{depth}_{d}" for d in range(rank))
+
+
+def allocation(aval) -> str:
+    return f"np.empty({tuple(aval.shape)!r}, {scalar.type_name(aval.dtype)})"
+
+
+class Group:
+    def __init__(self, kind: str, domain, position: int):
+        self.kind, self.domain, self.position = kind, domain, position
+        self.eqns: list = []
+
+
+class ProgramEmitter:
+    """Emits one program into a FunctionWriter (see the module docstring).
+
+    inputs: one Source per program input; targets: None (outputs get fresh arrays) or one Source per
+    output to write into (a loop's next carry, a row of its stacked outputs, a branch's result).
+    """
+
+    def __init__(self, writer: FunctionWriter, program, inputs, *, depth: int = 0, indent: int = 1, targets=None,
+                 silent: bool = False):
+        from .control import inline_calls
+
+        program = inline_calls(program)
+        self.writer, self.program, self.depth, self.indent = writer, program, depth, indent
+        self._silent = silent
+        self.sources = {id(var): source for var, source in zip(program.inputs, inputs)}
+        self.targets = targets
+        self.scopes: list[dict] = [{}]
+        self.dry = None  # during planning: the list collecting (root variable, index) reads
+        self.raises = False  # did the group being written emit a `raise` (a checked index)?
+        self.defining = {}
+        for eqn in program.eqns:
+            for k, var in enumerate(eqn.outputs):
+                self.defining[id(var)] = (eqn, k)
+
+    # --- writing ---------------------------------------------------------------------------------
+
+    @property
+    def silent(self) -> bool:
+        """Planning (a dry run) writes nothing."""
+        return self._silent or self.dry is not None
+
+    def emit(self, text: str) -> None:
+        if not self.silent:
+            self.writer.lines.append("    " * self.indent + text)
+
+    def fresh(self, prefix: str = "t") -> str:
+        return self.writer.fresh(prefix)
+
+    def let(self, expr: str, prefix: str = "t") -> str:
+        """A temporary holding `expr` (names and constants are returned as they are)."""
+        if expr.isidentifier() or _is_number(expr):
+            return expr
+        name = self.fresh(prefix)
+        self.emit(f"{name} = {expr}")
+        return name
+
+    @contextlib.contextmanager
+    def block(self, header: str | None = None):
+        """An indented block (a loop or a branch) with its own temporaries."""
+        if header is not None:
+            self.emit(header)
+        self.indent += 1
+        self.scopes.append({})
+        try:
+            yield
+        finally:
+            self.scopes.pop()
+            self.indent -= 1
+
+    def allocate(self, aval, prefix: str = "b") -> str:
+        """A fresh array of `aval`; inside a loop body it is allocated once, before the loops."""
+        name = self.fresh(prefix)
+        line = f"{name} = {allocation(aval)}"
+        if self.depth > 0:
+            if not self.silent:
+                self.writer.prologue.append("    " + line)
+        else:
+            self.emit(line)
+        self.writer.contiguous.add(name)
+        return name
+
+    # --- reading -----------------------------------------------------------------------------------
+
+    def _cached(self, key):
+        for scope in reversed(self.scopes):
+            if key in scope:
+                return scope[key]
+        return None
+
+    def read(self, atom, index) -> str:
+        """The expression of `atom`'s element at `index` (a tuple of index expressions)."""
+        index = tuple(index)
+        if isinstance(atom, Literal):
+            text = scalar.literal(atom)
+            if text is not None:
+                return text
+            return Buffer(self.writer.constant(atom.value)).read(index) if index else scalar.constant(
+                atom.value.reshape(()), atom.aval.dtype)
+        key = (id(atom), index)
+        cached = self._cached(key)
+        if cached is not None:
+            return cached
+        source = self.sources.get(id(atom))
+        if source is not None:
+            text = source.read(index)
+        else:
+            eqn, k = self.defining[id(atom)]
+            if self.is_root(eqn):
+                if self.dry is None:
+                    raise AssertionError(f"root {atom} read before it is computed")
+                self.dry.append((atom, index))
+                text = f"__root{id(atom)}[{', '.join(index)}]"
+            else:
+                text = self._expand(eqn, index)[k]
+        self.scopes[-1][key] = text
+        return text
+
+    def _expand(self, eqn, index) -> list[str]:
+        """An elemental equation's outputs at `index`, written once per index (cached per equation)."""
+        key = (id(eqn), index)
+        cached = self._cached(key)
+        if cached is None:
+            exprs = lowering_of(eqn).emit(self, eqn, index)
+            cached = [self.let(e) for e in exprs]
+            self.scopes[-1][key] = cached
+        return cached
+
+    def source(self, atom):
+        """A stored form of `atom` (opaque lowerings and nested programs read whole arrays)."""
+        if isinstance(atom, Literal):
+            if atom.aval.ndim == 0:
+                return Local(self.read(atom, ()))
+            return Buffer(self.writer.constant(atom.value))
+        source = self.sources.get(id(atom))
+        if source is None:
+            raise AssertionError(f"{atom} is not stored")
+        return source
+
+    def array(self, atom) -> str:
+        """The name of a whole array holding `atom` (copied into a fresh one if it is only a view)."""
+        source = self.source(atom)
+        if isinstance(source, Buffer) and source.whole:
+            return source.name
+        name = self.allocate(atom.aval)
+        self.copy(atom, Buffer(name))
+        return name
+
+    def copy(self, atom, target) -> None:
+        """Write `atom`'s elements into `target` (a loop nest over its shape)."""
+        names = index_names(self.depth, atom.aval.ndim, "c")
+        with contextlib.ExitStack() as stack:
+            for d, n in enumerate(atom.aval.shape):
+                stack.enter_context(self.block(f"for {names[d]} in range({n}):"))
+            self.emit(target.write(names, self.read(atom, names)))
+
+    def copy_from(self, source, target, shape) -> None:
+        """Write the elements of `source` (of `shape`) into `target`."""
+        names = index_names(self.depth, len(shape), "c")
+        with contextlib.ExitStack() as stack:
+            for d, n in enumerate(shape):
+                stack.enter_context(self.block(f"for {names[d]} in range({n}):"))
+            self.emit(target.write(names, source.read(names)))
+
+    # --- planning ----------------------------------------------------------------------------------
+
+    def is_root(self, eqn) -> bool:
+        return id(eqn) in self.roots
+
+    def plan(self) -> list[Group]:
+        program = self.program
+        readers: dict[int, int] = {}
+        duplicated, stored = set(), set()
+        for atom in program.outputs:
+            if isinstance(atom, Var):
+                readers[id(atom)] = readers.get(id(atom), 0) + 1
+                stored.add(id(atom))
+        for eqn in program.eqns:
+            lowering = lowering_of(eqn)
+            needed = lowering.materialized(eqn) if lowering.opaque else set()
+            for position, atom in enumerate(eqn.inputs):
+                if not isinstance(atom, Var):
+                    continue
+                readers[id(atom)] = readers.get(id(atom), 0) + 1
+                if position in needed:
+                    stored.add(id(atom))
+                elif not lowering.opaque and lowering.duplicates(eqn, position):
+                    duplicated.add(id(atom))
+        self.roots: set[int] = set()
+        self.cost: dict[int, float] = {}
+        live = self._live_equations()
+        for eqn in program.eqns:
+            if id(eqn) not in live:
+                continue
+            lowering = lowering_of(eqn)
+            if lowering.opaque:
+                self.roots.add(id(eqn))
+                continue
+            cost = lowering.cost(eqn, [self.cost.get(id(a), 0.0) for a in eqn.inputs if isinstance(a, Var)])
+            outs = [id(v) for v in eqn.outputs]
+            count = sum(readers.get(o, 0) for o in outs)
+            if any(o in stored for o in outs) or (cost > CHEAP and (count > 1 or any(o in duplicated for o in outs))):
+                self.roots.add(id(eqn))
+                cost = 0.0
+            for o in outs:
+                self.cost[o] = cost
+        return self._group(live)
+
+    def _live_equations(self) -> set[int]:
+        """Equations whose outputs are used (the simplifier removes dead code; this is a safeguard)."""
+        needed = {id(a) for a in self.program.outputs if isinstance(a, Var)}
+        live = set()
+        for eqn in reversed(self.program.eqns):
+            if any(id(v) in needed for v in eqn.outputs):
+                live.add(id(eqn))
+                needed.update(id(a) for a in eqn.inputs if isinstance(a, Var))
+        return live
+
+    def _group(self, live) -> list[Group]:
+        groups: list[Group] = []
+        self.group_of: dict[int, Group] = {}
+        self.needs_array: set[int] = set()
+        for atom in self.program.outputs:
+            if isinstance(atom, Var):
+                self.needs_array.add(id(atom))
+        for eqn in self.program.eqns:
+            if id(eqn) not in self.roots:
+                continue
+            lowering = lowering_of(eqn)
+            if lowering.opaque:
+                group = Group("opaque", None, len(groups))
+                groups.append(group)
+                for atom in eqn.inputs:
+                    for var in self._roots_reached(atom):
+                        self.needs_array.add(id(var))
+            else:
+                domain = tuple(eqn.outputs[0].aval.shape)
+                reads = self._dry_reads(eqn, domain)
+                own = index_names(self.depth, len(domain))
+                lowest = 0
+                for var, index in reads:
+                    producer = self.group_of[id(self.defining[id(var)][0])]
+                    same = producer.kind == "loop" and producer.domain == domain and index == own
+                    lowest = max(lowest, producer.position + (0 if same else 1))
+                group = next((g for g in groups[lowest:] if g.kind == "loop" and g.domain == domain), None)
+                if group is None:
+                    group = Group("loop", domain, len(groups))
+                    groups.append(group)
+                for var, index in reads:  # read outside its own group's iteration: it must be stored
+                    if self.group_of[id(self.defining[id(var)][0])] is not group or index != own:
+                        self.needs_array.add(id(var))
+            group.eqns.append(eqn)
+            self.group_of[id(eqn)] = group
+        for eqn in self.program.eqns:  # nested programs and opaque lowerings read whole arrays
+            if id(eqn) in self.roots and lowering_of(eqn).opaque:
+                for position in lowering_of(eqn).materialized(eqn):
+                    atom = eqn.inputs[position]
+                    if isinstance(atom, Var):
+                        self.needs_array.add(id(atom))
+        return groups
+
+    def _roots_reached(self, atom):
+        """The roots an inlined expression of `atom` may read (any index)."""
+        found, stack, seen = [], [atom], set()
+        while stack:
+            atom = stack.pop()
+            if not isinstance(atom, Var) or id(atom) in seen or id(atom) in self.sources:
+                continue
+            seen.add(id(atom))
+            eqn, _ = self.defining[id(atom)]
+            if self.is_root(eqn):
+                found.append(atom)
+            else:
+                stack.extend(eqn.inputs)
+        return found
+
+    def _dry_reads(self, eqn, domain) -> list:
+        """The roots (and indices) that computing `eqn` at its group's index reads: the lowering is
+        run into a scratch writer."""
+        saved = (self.scopes, self.indent, len(self.writer.constants), self.raises)
+        self.scopes, self.dry = [{}], []
+        try:
+            lowering_of(eqn).emit(self, eqn, index_names(self.depth, len(domain)))
+            return self.dry
+        finally:
+            self.scopes, self.indent, constants, self.raises = saved
+            del self.writer.constants[constants:]
+            self.dry = None
+
+    # --- emission ----------------------------------------------------------------------------------
+
+    def run(self) -> list:
+        """Emit the program; returns one Source per output."""
+        groups = self.plan()
+        output_targets = {}
+        if self.targets is not None:
+            for atom, target in zip(self.program.outputs, self.targets):
+                if isinstance(atom, Var) and id(atom) not in self.sources and id(atom) not in output_targets:
+                    eqn, _ = self.defining[id(atom)]
+                    if not lowering_of(eqn).opaque:
+                        output_targets[id(atom)] = target
+        timed = self.writer.profile and self.depth == 0 and not self.silent
+        for group in groups:
+            if timed:
+                self.emit("_start = _m.cycles()")
+            if group.kind == "opaque":
+                (eqn,) = group.eqns
+                outs = lowering_of(eqn).emit(self, eqn)
+                for var, source in zip(eqn.outputs, outs):
+                    self.sources[id(var)] = source
+            else:
+                self._emit_loop(group, output_targets)
+            if timed:
+                self.emit(f"_profile[{len(self.writer.groups)}] += _m.cycles() - _start")
+                self.writer.groups.append(self.describe(group))
+        results = []
+        for position, atom in enumerate(self.program.outputs):
+            if self.targets is None:
+                results.append(self.source(atom))
+                continue
+            target = self.targets[position]
+            if isinstance(atom, Var) and output_targets.get(id(atom)) is target:
+                results.append(target)
+                continue
+            self.copy(atom, target)
+            results.append(target)
+        return results
+
+    def describe(self, group: Group) -> str:
+        """`loop (1000, 25): exp x2, mul x3, reduce -> 2 arrays` or `opaque: fold`."""
+        if group.kind == "opaque":
+            eqn = group.eqns[0]
+            shapes = ", ".join(str(v.aval) for v in eqn.outputs[:3])
+            return f"{eqn.prim.name} ({lowering_of(eqn).emit.__name__.strip('_')}) -> {shapes}"
+        counts: dict[str, int] = {}
+        for eqn in group.eqns:
+            for name in self._inlined_names(eqn):
+                counts[name] = counts.get(name, 0) + 1
+        stored = sum(1 for eqn in group.eqns for v in eqn.outputs if id(v) in self.needs_array)
+        names = ", ".join(f"{n} x{c}" if c > 1 else n for n, c in sorted(counts.items(), key=lambda kv: -kv[1]))
+        return f"loop {group.domain}: {names} -> {stored} stored"
+
+    def _inlined_names(self, eqn, seen=None):
+        """The primitive names written into a root's expression (its own and its inlined producers')."""
+        seen = set() if seen is None else seen
+        if id(eqn) in seen:
+            return []
+        seen.add(id(eqn))
+        names = [eqn.prim.name]
+        for atom in eqn.inputs:
+            if isinstance(atom, Var) and id(atom) in self.defining:
+                producer = self.defining[id(atom)][0]
+                if not self.is_root(producer):
+                    names += self._inlined_names(producer, seen)
+        return names
+
+    def _emit_loop(self, group: Group, output_targets) -> None:
+        domain = group.domain
+        names = index_names(self.depth, len(domain))
+        stored = {}
+        for eqn in group.eqns:
+            for var in eqn.outputs:
+                if id(var) in output_targets:
+                    stored[id(var)] = output_targets[id(var)]
+                elif var.aval.ndim == 0:
+                    stored[id(var)] = Local(self.fresh("s"))
+                elif id(var) in self.needs_array:
+                    stored[id(var)] = Buffer(self.allocate(var.aval))
+        header = len(self.writer.lines)
+        self.raises = False
+        with contextlib.ExitStack() as stack:
+            for d, n in enumerate(domain):
+                stack.enter_context(self.block(f"for {names[d]} in range({n}):"))
+            for eqn in group.eqns:
+                exprs = self._expand(eqn, names)
+                for var, expr in zip(eqn.outputs, exprs):
+                    self.scopes[-1][(id(var), names)] = expr
+                    target = stored.get(id(var))
+                    if target is not None:
+                        self.emit(target.write(names, expr))
+        for var_id, source in stored.items():
+            self.sources[var_id] = source
+        if domain and self._parallel(group):
+            line = self.writer.lines[header]
+            self.writer.lines[header] = line.replace(" in range(", " in numba.prange(", 1)
+            self.writer.parallel = True
+
+    def _parallel(self, group) -> bool:
+        """Run the outer loop on several threads? Only at the top level (not inside a loop body),
+        for large groups (the cost model's threshold) whose elements cannot raise (gathers check
+        their indices)."""
+        work = int(np.prod(group.domain)) * sum(1.0 + self.cost_of(eqn) for eqn in group.eqns)
+        return (self.depth == 0 and options.parallel() and not self.raises and group.domain[0] > 1
+                and work >= options.PARALLEL_MIN_WORK)
+
+    def cost_of(self, eqn) -> float:
+        lowering = lowering_of(eqn)
+        return 0.0 if lowering.opaque else lowering.cost(
+            eqn, [self.cost.get(id(a), 0.0) for a in eqn.inputs if isinstance(a, Var)])
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+        return True
+    except ValueError:
+        return False

@@ -1,0 +1,42 @@
+"""Settings of the Numba backend: compiler flags and the cost model's thresholds.
+
+The thresholds were measured on the development machine (an AVX-512 Xeon, 2 cores; see
+docs/choosing_a_backend.md): below them the work of a group is too small to gain from threads or
+from a BLAS call. `ADARRAY_NUMBA_PARALLEL=0` turns threads off (`parallel=True` is then never used).
+"""
+from __future__ import annotations
+
+import os
+
+# LLVM fast-math flags that keep IEEE semantics for NaN, inf and signed zeros: fused multiply-add
+# (contract), reciprocal division (arcp) and reassociation (reassoc: lets sums and products
+# vectorise). Not nnan/ninf (NaN and inf are values), not nsz (-0.0 is a value), not afn.
+FASTMATH = frozenset({"contract", "arcp", "reassoc"})
+
+# A loop nest at the top level runs its outer loop with numba.prange (threads) from this much
+# work on: elements x (1 + work per element, an add counting 1).
+PARALLEL_MIN_WORK = 1 << 18
+
+# A contraction runs on BLAS (np.dot per batch) from this many multiply-adds per batch element and
+# this long a contracted axis on; smaller ones are loops (fused with their operands' producers).
+BLAS_MIN_WORK = 1 << 13
+BLAS_MIN_CONTRACTION = 8
+
+# A first call that compiles for longer than this many seconds says so on stderr.
+REPORT_COMPILE_SECONDS = 1.0
+
+
+# Programs compiled while this is on count the processor cycles of every top-level group (a loop
+# nest, a fold, a BLAS call) into runtime.PROFILED: `adarray bench --profile ... --backend numba`.
+PROFILE = False
+
+
+def parallel() -> bool:
+    """Threads for large groups? Not with ADARRAY_NUMBA_PARALLEL=0, nor with one Numba thread
+    (NUMBA_NUM_THREADS=1, e.g. `adarray bench --threads 1`): there `parallel=True` would only add
+    compile time (Numba's parfor passes)."""
+    if os.environ.get("ADARRAY_NUMBA_PARALLEL", "1") == "0":
+        return False
+    import numba
+
+    return numba.config.NUMBA_NUM_THREADS > 1

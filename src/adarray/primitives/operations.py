@@ -1,0 +1,114 @@
+"""The table of elementwise operations, written once: how each elementwise primitive is named in
+the kernel language and in NumPy, how one element of it is written as Python source, and the
+algebra the simplifier may use.
+
+Every table that names elementwise operations is built from `OPERATIONS` (one row per primitive):
+  * the kernel language (kernels/language.py: the functions a kernel may call and their arities;
+    kernels/lower.py: the adarray.numpy function a call binds, and the function of an operator);
+  * the Numba backend (backends/numba/scalar.py: the scalar source of one element, and which
+    operations call a transcendental function, which the cost model counts as expensive);
+  * the simplifier (passes/simplify.py: units, absorbing zeros, linear maps of zero).
+
+    >>> OPERATIONS[ew.exp_p].source
+    'np.exp({0})'
+    >>> BY_KERNEL_NAME["asin"].prim is ew.arcsin_p
+    True
+"""
+from __future__ import annotations
+
+from . import elementwise as ew
+
+
+class Operation:
+    """One elementwise primitive's names and facts.
+
+    kernel_names: the names a kernel may call it by (math's, NumPy's); numpy: the adarray.numpy
+    (and NumPy) function; symbol: the Python operator that writes it (kernels parse it, generated
+    source uses it); source: one element as Python source over the operands {0}, {1} (`np` is
+    NumPy; None when a backend must write it itself); transcendental: it calls a libm function;
+    boolean: its result is a truth value (never cast); unit/left_unit/right_unit: x op unit == x;
+    zero: op(0, x) == op(x, 0) == 0 (the simplifier's convention for mul: 0 * inf is 0 there);
+    linear: linear in its operand (op(0) == 0)."""
+
+    def __init__(self, prim, numpy, *, arity=1, kernel_names=(), symbol=None, source=None, transcendental=False,
+                 boolean=False, unit=None, left_unit=None, right_unit=None, zero=None, linear=False):
+        self.prim, self.numpy, self.arity = prim, numpy, arity
+        self.kernel_names, self.symbol, self.source = tuple(kernel_names), symbol, source
+        self.transcendental, self.boolean, self.linear = transcendental, boolean, linear
+        self.left_unit = unit if left_unit is None else left_unit
+        self.right_unit = unit if right_unit is None else right_unit
+        self.zero = zero
+
+    def __repr__(self):
+        return f"Operation({self.prim.name})"
+
+
+_NUMPY_CALL = object()  # the default source: np.<numpy name>(operands)
+
+
+def _function(prim, numpy, *names, arity=1, transcendental=True, source=_NUMPY_CALL, **facts):
+    operands = ", ".join(f"{{{k}}}" for k in range(arity))
+    if source is _NUMPY_CALL:
+        source = f"np.{numpy}({operands})"
+    return Operation(prim, numpy, arity=arity, kernel_names=names, source=source, transcendental=transcendental,
+                     **facts)
+
+
+def _infix(prim, numpy, symbol, **facts):
+    return Operation(prim, numpy, arity=2, symbol=symbol, source=f"({{0}} {symbol} {{1}})", **facts)
+
+
+_ROWS = [
+    Operation(ew.neg_p, "negative", symbol="-", source="(-{0})", linear=True),
+    _infix(ew.add_p, "add", "+", unit=0),
+    _infix(ew.sub_p, "subtract", "-", right_unit=0),
+    _infix(ew.mul_p, "multiply", "*", unit=1, zero=0),
+    _infix(ew.div_p, "divide", "/", right_unit=1),
+    _infix(ew.floor_divide_p, "floor_divide", "//"),
+    Operation(ew.rem_p, "remainder", arity=2, symbol="%", source="np.remainder({0}, {1})", transcendental=True),
+    Operation(ew.pow_p, "power", arity=2, symbol="**", kernel_names=("pow", "power"), source="np.power({0}, {1})",
+              transcendental=True),
+    _infix(ew.eq_p, "equal", "==", boolean=True), _infix(ew.ne_p, "not_equal", "!=", boolean=True),
+    _infix(ew.lt_p, "less", "<", boolean=True), _infix(ew.le_p, "less_equal", "<=", boolean=True),
+    _infix(ew.gt_p, "greater", ">", boolean=True), _infix(ew.ge_p, "greater_equal", ">=", boolean=True),
+    Operation(ew.logical_and_p, "logical_and", arity=2, source="({0} and {1})", boolean=True),
+    Operation(ew.logical_or_p, "logical_or", arity=2, source="({0} or {1})", boolean=True),
+    Operation(ew.logical_xor_p, "logical_xor", arity=2, source="({0} != {1})", boolean=True),
+    Operation(ew.logical_not_p, "logical_not", source="(not {0})", boolean=True),
+    _function(ew.isfinite_p, "isfinite", "isfinite", transcendental=False, boolean=True),
+    _function(ew.exp_p, "exp", "exp"), _function(ew.expm1_p, "expm1", "expm1"),
+    _function(ew.exp2_p, "exp2", "exp2"),
+    _function(ew.log_p, "log", "log"), _function(ew.log1p_p, "log1p", "log1p"),
+    _function(ew.log2_p, "log2", "log2"), _function(ew.log10_p, "log10", "log10"),
+    _function(ew.sqrt_p, "sqrt", "sqrt", transcendental=False),
+    _function(ew.sin_p, "sin", "sin"), _function(ew.cos_p, "cos", "cos"), _function(ew.tan_p, "tan", "tan"),
+    _function(ew.arcsin_p, "arcsin", "asin", "arcsin"), _function(ew.arccos_p, "arccos", "acos", "arccos"),
+    _function(ew.arctan_p, "arctan", "atan", "arctan"),
+    _function(ew.arctan2_p, "arctan2", "atan2", "arctan2", arity=2),
+    _function(ew.sinh_p, "sinh", "sinh"), _function(ew.cosh_p, "cosh", "cosh"), _function(ew.tanh_p, "tanh", "tanh"),
+    _function(ew.arcsinh_p, "arcsinh", "asinh", "arcsinh"), _function(ew.arccosh_p, "arccosh", "acosh", "arccosh"),
+    _function(ew.arctanh_p, "arctanh", "atanh", "arctanh"),
+    # scipy's expit, 1 / (1 + exp(-x)); adarray.numpy calls it sigmoid
+    _function(ew.logistic_p, "sigmoid", "sigmoid", source="(1.0 / (1.0 + np.exp(-{0})))"),
+    _function(ew.erf_p, "erf", "erf", source="math.erf({0})"),
+    _function(ew.logaddexp_p, "logaddexp", "logaddexp", arity=2),
+    _function(ew.hypot_p, "hypot", "hypot", arity=2),
+    _function(ew.sinc_p, "sinc", source=None),  # a branch at 0 (backends write it); not math's unnormalised sinc
+    _function(ew.abs_p, "abs", "abs", "absolute", transcendental=False),
+    _function(ew.sign_p, "sign", "sign", transcendental=False),
+    _function(ew.floor_p, "floor", "floor", transcendental=False),
+    _function(ew.ceil_p, "ceil", "ceil", transcendental=False),
+    _function(ew.round_p, "round", source="np.rint({0})", transcendental=False),  # half to even, as NumPy
+    # NumPy's NaN and tie conventions (backends write them)
+    _function(ew.maximum_p, "maximum", "maximum", arity=2, transcendental=False, source=None),
+    _function(ew.minimum_p, "minimum", "minimum", arity=2, transcendental=False, source=None),
+    Operation(ew.safe_mul_p, "safe_mul", arity=2, source="({0} * {1} if {0} != 0 else {zero})", unit=1, zero=0),
+    Operation(ew.stop_gradient_p, "stop_gradient", source="{0}"),
+    # written by each backend: a choice of branches, a dtype parameter, an exponent parameter
+    Operation(ew.select_p, "where", arity=3), Operation(ew.convert_p, "astype"), Operation(ew.integer_pow_p, "power"),
+]
+OPERATIONS: dict = {row.prim: row for row in _ROWS}
+BY_KERNEL_NAME: dict = {name: row for row in _ROWS for name in row.kernel_names}
+BY_SYMBOL: dict = {row.symbol: row for row in _ROWS if row.symbol and row.prim is not ew.neg_p}
+TRANSCENDENTAL = frozenset(row.prim for row in _ROWS if row.transcendental)
+BOOLEAN = frozenset(row.prim for row in _ROWS if row.boolean)

@@ -1,0 +1,393 @@
+"""The Numba backend end to end: choosing it (jit(backend=), set_backend, $ADARRAY_BACKEND), every
+transformation running on it, the fallback to NumPy implementations, native loops, errors, IEEE
+values, the disk cache and compile reports, the vectorised math functions, and the benchmark programs."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+pytest.importorskip("numba")
+
+import adarray as ad  # noqa: E402
+import adarray.numpy as anp  # noqa: E402
+import adarray.scipy.special as special  # noqa: E402
+from adarray.backends import numba as numba_backend  # noqa: E402
+from adarray.backends.numba import options, runtime  # noqa: E402
+from adarray.core.primitive import REGISTRY  # noqa: E402
+
+
+@pytest.fixture
+def on_numba():
+    previous = ad.set_backend("numba")
+    yield
+    ad.set_backend(previous)
+
+
+def compiled_names():
+    return [entry[0] for entry in runtime.COMPILE_LOG]
+
+
+def loss(x, y):
+    return anp.sum(anp.tanh(x * y) + anp.exp(-x) * anp.sin(y))
+
+
+# --- choosing the backend -------------------------------------------------------------------------------------
+
+
+def test_jit_with_backend_numba_compiles_and_agrees():
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=(5, 4)), rng.normal(size=(5, 4))
+
+    def f(x, y):
+        return anp.tanh(x) @ y.T, anp.max(x, axis=0)
+
+    before = len(runtime.COMPILE_LOG)
+    got = ad.jit(f, backend="numba")(x, y)
+    want = ad.jit(f, backend="numpy")(x, y)
+    assert [name for name in compiled_names()[before:]] == ["jit(f)"]
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-12)
+
+
+def test_every_staged_transformation_runs_on_the_chosen_backend(on_numba):
+    rng = np.random.default_rng(1)
+    x, y = rng.normal(size=3), rng.normal(size=3)
+    before = len(runtime.COMPILE_LOG)
+    results = {
+        "grad": ad.grad(loss)(x, y),
+        "value_and_grad": ad.value_and_grad(loss, argnums=(0, 1))(x, y),
+        "jvp": ad.jvp(loss, (x, y), (y, x)),
+        "jacfwd": ad.jacfwd(loss)(x, y),
+        "jacrev": ad.jacrev(loss, argnums=1)(x, y),
+        "hessian": ad.hessian(loss)(x, y),
+        "vmap": ad.vmap(loss, in_axes=(0, None))(np.stack([x, y]), y),
+    }
+    value, pullback = ad.vjp(loss, x, y)
+    results["vjp"] = (value, pullback(1.0))
+    out, f_jvp = ad.linearize(loss, x, y)
+    results["linearize"] = (out, f_jvp(y, x))
+    kinds = {name.split("(")[0] for name in compiled_names()[before:]}
+    assert {"grad", "jvp", "jacfwd", "jacrev", "vmap", "vjp", "linearize"} <= kinds
+    ad.set_backend("numpy")
+    expected = {
+        "grad": ad.grad(loss)(x, y), "value_and_grad": ad.value_and_grad(loss, argnums=(0, 1))(x, y),
+        "jvp": ad.jvp(loss, (x, y), (y, x)), "jacfwd": ad.jacfwd(loss)(x, y),
+        "jacrev": ad.jacrev(loss, argnums=1)(x, y), "hessian": ad.hessian(loss)(x, y),
+        "vmap": ad.vmap(loss, in_axes=(0, None))(np.stack([x, y]), y),
+    }
+    value, pullback = ad.vjp(loss, x, y)
+    expected["vjp"] = (value, pullback(1.0))
+    out, f_jvp = ad.linearize(loss, x, y)
+    expected["linearize"] = (out, f_jvp(y, x))
+    for name in results:
+        got, want = ad.tree_util.tree_leaves(results[name]), ad.tree_util.tree_leaves(expected[name])
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12, err_msg=name)
+
+
+def test_the_environment_variable_sets_the_default_backend(tmp_path):
+    script = textwrap.dedent("""
+        import numpy as np
+        import adarray as ad, adarray.numpy as anp
+        from adarray.backends.numba import runtime
+        g = ad.grad(lambda x: anp.sum(anp.sin(x) ** 2))(np.arange(3.0))
+        assert np.allclose(g, np.sin(2 * np.arange(3.0)))
+        print([name for name, *_ in runtime.COMPILE_LOG])
+    """)
+    env = dict(os.environ, ADARRAY_BACKEND="numba", ADARRAY_CACHE_DIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+    assert "grad(<lambda>)" in out.stdout
+
+
+def test_an_unknown_backend_is_an_argument_error():
+    with pytest.raises(ad.ArgumentError, match="unknown backend 'fortran'"):
+        ad.set_backend("fortran")
+    with pytest.raises(ad.ArgumentError, match="unknown backend"):
+        ad.jit(loss, backend="fortran")
+
+
+def test_without_numba_the_backend_says_how_to_install_it(monkeypatch):
+    monkeypatch.setattr(numba_backend, "numba_available", lambda: False)
+    with pytest.raises(ad.BackendError, match=r"pip install 'adarray\[numba\]'"):
+        ad.set_backend("numba")
+    with pytest.raises(ad.Error, match="numba"):
+        ad.jit(loss, backend="numba")
+
+
+# --- what is compiled, and what falls back -------------------------------------------------------------------
+
+COMPILED = {
+    "add", "mul", "exp", "log", "tanh", "logistic", "select", "convert", "integer_pow", "safe_mul",
+    "broadcast_in_dim", "reshape", "transpose", "slice", "unslice", "concatenate", "gather", "scatter",
+    "reduce", "argmax", "argmin", "scan", "linear_recurrence", "matrix_recurrence", "product_others",
+    "einsum", "fold", "while", "cond", "custom_jvp_call", "custom_vjp_call", "checkpoint_call", "kernel",
+    "general_scan", "general_reduce",
+}
+
+
+def test_coverage_lists_every_primitive_as_compiled_or_falling_back(capsys):
+    coverage = numba_backend.coverage()
+    assert sorted(coverage["compiled"] + coverage["numpy"]) == sorted(REGISTRY)
+    assert COMPILED <= set(coverage["compiled"]), COMPILED - set(coverage["compiled"])
+    with capsys.disabled():
+        print(f"\nNumba backend: {len(coverage['compiled'])} primitives compiled, {len(coverage['numpy'])} on "
+              f"NumPy: {', '.join(coverage['numpy'])}")
+
+
+def test_a_primitive_without_a_lowering_cuts_the_program_and_runs_on_numpy():
+    def f(x):
+        y = anp.exp(x) * 2.0
+        z = special.gammaln(y)          # no Numba lowering: a NumPy step between two compiled segments
+        return anp.sum(anp.sin(z) * y)
+
+    x = np.linspace(0.1, 1.0, 7)
+    program = ad.make_ir(ad.grad(f))(x)
+    kinds = [kind for kind, _ in runtime.segments(program)]
+    assert "numpy" in kinds and kinds.count("numba") >= 2
+    np.testing.assert_allclose(ad.jit(ad.grad(f), backend="numba")(x), ad.grad(f)(x), rtol=1e-12)
+
+
+# --- loops, errors, values ----------------------------------------------------------------------------------
+
+
+def test_a_fold_and_its_gradient_run_as_native_loops():
+    def f(x):
+        def step(carry, row):
+            carry = anp.tanh(carry * row + 1.0)
+            return carry, anp.sum(carry)
+        final, ys = ad.fold(step, x[0], x)
+        return anp.sum(final) + anp.sum(ys ** 2)
+
+    x = np.random.default_rng(2).normal(size=(50, 6))
+    program = ad.make_ir(ad.grad(f))(x)
+    assert [kind for kind, _ in runtime.segments(program)] == ["numba"]
+    lines = runtime.CompiledSegment(program, "fold").text.splitlines()
+    loops = [k for k, line in enumerate(lines) if line.lstrip().startswith("for t")]
+    assert len(loops) == 2  # the forward fold and the reverse one
+    for k in loops:  # a step allocates nothing: the body's arrays are allocated before the loop
+        indent = len(lines[k]) - len(lines[k].lstrip())
+        body = []
+        for line in lines[k + 1:]:
+            if len(line) - len(line.lstrip()) <= indent:
+                break
+            body.append(line)
+        assert body and not any("np.empty" in line for line in body), "\n".join(body)
+    np.testing.assert_allclose(ad.jit(ad.grad(f), backend="numba")(x), ad.grad(f)(x), rtol=1e-11)
+
+
+def test_while_loop_and_cond_compile():
+    def f(x):
+        def body(state):
+            k, v = state
+            return k + 1, ad.cond(k % 2 == 0, lambda u: u * 0.5, lambda u: u + 1.0, v)
+        return ad.while_loop(lambda s: s[0] < 7, body, (0, x))[1]
+
+    x = np.array([1.0, -2.0, 3.5])
+    np.testing.assert_allclose(ad.jit(f, backend="numba")(x), ad.jit(f)(x))
+    np.testing.assert_allclose(ad.jit(ad.grad(lambda v: anp.sum(f(v))), backend="numba")(x),
+                               ad.grad(lambda v: anp.sum(f(v)))(x))
+
+
+def test_an_index_out_of_range_is_an_execution_error_naming_the_equation():
+    def pick(x, i):
+        return x[i]
+
+    with pytest.raises(ad.ExecutionError, match="index out of range in `.*gather"):
+        ad.jit(pick, backend="numba")(np.arange(4.0), np.array([1, 9]))
+    np.testing.assert_array_equal(ad.jit(pick, backend="numba")(np.arange(4.0), np.array([-1, 2])), [3.0, 2.0])
+
+
+def test_inputs_are_never_written():
+    x = np.arange(6.0)
+    x.flags.writeable = False
+
+    def f(x):
+        return x.at[np.array([0, 2, 2])].add(1.0) * 2
+
+    np.testing.assert_allclose(ad.jit(f, backend="numba")(x), [2, 2, 8, 6, 8, 10])
+
+
+def test_nan_and_inf_are_values_as_in_numpy():
+    x = np.array([np.inf, -np.inf, np.nan, 0.0, -0.0, 1e308, -1.0, 750.0, -750.0])
+
+    def f(x):
+        return (anp.exp(x), anp.log(x), anp.tanh(x), anp.sigmoid(x), anp.expm1(x), anp.log1p(x), anp.max(x),
+                anp.maximum(x, 0.0), anp.sqrt(x), x / 0.0)
+
+    with np.errstate(all="ignore"):
+        want = ad.jit(f)(x)
+    for g, w in zip(ad.jit(f, backend="numba")(x), want):
+        np.testing.assert_array_equal(np.isnan(g), np.isnan(w))
+        np.testing.assert_allclose(np.nan_to_num(g), np.nan_to_num(w), rtol=1e-15)
+        np.testing.assert_array_equal(np.signbit(g[g == 0]), np.signbit(w[w == 0]))
+
+
+def test_float32_programs_stay_float32():
+    x = np.linspace(-2, 2, 9, dtype=np.float32)
+    got = ad.jit(ad.grad(lambda v: anp.sum(anp.tanh(v) * anp.exp(v))), backend="numba")(x)
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, ad.grad(lambda v: anp.sum(anp.tanh(v) * anp.exp(v)))(x), rtol=1e-5)
+
+
+# --- compile times and the disk cache ------------------------------------------------------------------------
+
+
+def test_a_long_compile_says_so_on_stderr(monkeypatch, capfd):
+    monkeypatch.setattr(options, "REPORT_COMPILE_SECONDS", 0.0)
+    ad.jit(lambda x: anp.cos(x) * 3.0 + 1.0, backend="numba")(np.ones(3))
+    assert "adarray: compiled 'jit(<lambda>)'" in capfd.readouterr().err
+
+
+def test_compiled_programs_are_cached_on_disk_per_signature(tmp_path):
+    script = textwrap.dedent("""
+        import numpy as np
+        import adarray as ad, adarray.numpy as anp
+        from adarray.backends.numba import runtime
+        f = ad.jit(lambda x: anp.sum(anp.exp(x) * x), backend="numba")
+        f(np.ones(4)); f(np.ones(5))
+        print([cached for *_, cached in runtime.COMPILE_LOG])
+    """)
+    env = dict(os.environ, ADARRAY_CACHE_DIR=str(tmp_path))
+    first = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+    second = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+    assert first.stdout.strip() == "[False, False]" and second.stdout.strip() == "[True, True]"
+
+
+# --- the vectorised math functions ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name, reference, low, high", [
+    ("exp", np.exp, -760, 720), ("log", np.log, -1, 1e300), ("expm1", np.expm1, -50, 50),
+    ("log1p", np.log1p, -1.5, 1e10), ("tanh", np.tanh, -30, 30),
+    ("logistic", lambda x: 1 / (1 + np.exp(-x)), -800, 800),
+])
+def test_vectorised_math_is_within_a_few_ulp_of_numpy(name, reference, low, high):
+    import numba
+
+    from adarray.backends.numba import mathlib
+
+    function = getattr(mathlib, name)
+
+    @numba.njit(fastmath={"contract", "arcp", "reassoc"})  # the flags of the generated code
+    def apply(values, out):
+        for i in range(values.shape[0]):
+            out[i] = function(values[i])
+    rng = np.random.default_rng(3)
+    special_values = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-310, -1e-310, 0.5, -0.5, 1.0, 22.0, -22.0,
+                      709.78, 709.79, -745.13, -745.14]
+    x = np.concatenate([rng.uniform(low, high, 20000), rng.normal(size=20000), rng.normal(scale=1e-6, size=2000),
+                        special_values])
+    if name == "log":
+        x = np.concatenate([x, np.exp(rng.uniform(-745, 709, 20000))])
+    out = np.empty_like(x)
+    apply(x, out)
+    with np.errstate(all="ignore"):
+        want = reference(x)
+    np.testing.assert_array_equal(np.isnan(out), np.isnan(want))
+    finite = np.isfinite(want)
+    np.testing.assert_array_equal(out[~finite & ~np.isnan(want)], want[~finite & ~np.isnan(want)])
+    np.testing.assert_array_equal(np.signbit(out[want == 0]), np.signbit(want[want == 0]))
+    nonzero = finite & (want != 0)
+    ulps = np.abs(out[nonzero] - want[nonzero]) / np.spacing(np.abs(want[nonzero]))
+    assert ulps.max() <= 4, f"{name}: {ulps.max()} ulp at {x[nonzero][np.argmax(ulps)]!r}"
+
+
+# --- the benchmark programs --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("problem", ["gmm", "ba", "lstm"])
+def test_adbench_programs_agree_on_both_backends(problem):
+    from benchmarks.adbench import tool_adarray
+
+    from test_adbench import synthetic_ba, synthetic_gmm, synthetic_lstm
+
+    data = {"gmm": synthetic_gmm, "ba": synthetic_ba, "lstm": synthetic_lstm}[problem]()
+    outputs = {}
+    for backend in ("numpy", "numba"):
+        tool_adarray.use_backend(backend)
+        try:
+            task = tool_adarray.prepare(problem, data)
+            outputs[backend] = (task.objective_output(task.objective()), task.derivative_output(task.derivative()))
+        finally:
+            ad.set_backend("numpy")
+    for got, want in zip(outputs["numba"], outputs["numpy"]):
+        got, want = (got.toarray(), want.toarray()) if hasattr(got, "toarray") else (got, want)
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+
+
+# --- what the generated code does not handle falls back, and bad input is an error ----------------------------
+
+
+def test_complex_programs_fall_back_to_numpy_and_agree():
+    z = np.array([0.5 + 1.0j, -1.0 + 0.25j, 2.0 - 0.5j])
+
+    def f(z):
+        w = anp.exp(z) * z + anp.sin(z)
+        return anp.real(anp.sum(w * anp.conj(w))), anp.fft.fft(w)
+
+    program = ad.make_ir(f)(z)
+    assert "numpy" in [kind for kind, _ in runtime.segments(program)]
+    for got, want in zip(ad.jit(f, backend="numba")(z), ad.jit(f)(z)):
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=1e-13)
+    loss = lambda z: f(z)[0]  # noqa: E731
+    np.testing.assert_allclose(ad.jit(ad.grad(loss), backend="numba")(z), ad.grad(loss)(z), rtol=1e-12)
+
+
+def test_float16_runs_on_numpy_not_in_generated_code():
+    x = np.linspace(-1, 1, 5).astype(np.float16)
+
+    def f(x):
+        return anp.tanh(x) * 2 + x
+
+    program = ad.make_ir(f)(x)
+    assert all(kind == "numpy" for kind, _ in runtime.segments(program))
+    got = ad.jit(f, backend="numba")(x)
+    assert got.dtype == np.float16
+    np.testing.assert_array_equal(got, ad.jit(f)(x))
+
+
+def test_a_compiled_program_rejects_arguments_of_another_signature():
+    program = ad.make_ir(lambda x: anp.sum(anp.exp(x) * x))(np.ones(4))
+    run = numba_backend.compile_program(program, "sum_exp")
+    np.testing.assert_allclose(run(np.ones(4))[0], 4 * np.e)
+    np.testing.assert_allclose(run(np.ones(4, np.float32))[0], 4 * np.e, rtol=1e-7)  # a safe cast
+    with pytest.raises(ad.ArgumentError, match=r"'sum_exp': argument 0 is float64\[5\].*f64\[4\]"):
+        run(np.ones(5))
+    with pytest.raises(ad.ArgumentError, match="argument 0 is complex128"):
+        run(np.ones(4, complex))
+    with pytest.raises(ad.ArgumentError, match="takes 1 arguments, got 2"):
+        run(np.ones(4), np.ones(4))
+
+
+def test_bad_input_to_a_jitted_function_is_the_same_error_on_both_backends():
+    def f(x, y):
+        return anp.dot(x, y)
+
+    for backend in ("numpy", "numba"):
+        with pytest.raises(ad.ShapeError):
+            ad.jit(f, backend=backend)(np.ones((2, 3)), np.ones((4,)))
+
+
+def test_long_reductions_over_leading_axes_accumulate_in_memory_order():
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(300, 2, 3))
+    x[7, 1, 2] = np.nan
+
+    def f(x):
+        return (anp.sum(x, axis=0), anp.max(x, axis=(0, 1)), anp.min(x, axis=0), anp.prod(1.0 + 0.01 * x, axis=0),
+                anp.sum(anp.exp(x), axis=(0, 2)))
+
+    program = ad.make_ir(f)(x)
+    text = runtime.CompiledSegment(program, "reductions").text
+    assert "for r0_0 in range(300):" in text  # the reduced axis outermost, in memory order
+    assert "== 0:" not in text  # the output starts at the identity: no first-element test in the loop
+    for got, want in zip(ad.jit(f, backend="numba")(x), ad.jit(f)(x)):
+        np.testing.assert_allclose(got, want, rtol=1e-12, equal_nan=True)
+    g = ad.jit(ad.grad(lambda v: anp.sum(f(v)[3])), backend="numba")(x)
+    np.testing.assert_allclose(g, ad.grad(lambda v: anp.sum(f(v)[3]))(x), rtol=1e-11)
