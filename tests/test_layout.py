@@ -46,7 +46,10 @@ ALLOWED = {
     # applications: the public API, transformations and primitive families (to register enclosures by
     # primitive object), never a backend
     "bounds": EXTENSIONS | {"api", "staging", "tree_util"},
-    "optim": EXTENSIONS | {"api", "staging", "tree_util", "bounds"},
+    # least squares: graph colouring (no adarray import), sparse Jacobians, and the solvers on the public API
+    "colouring": set(),
+    "sparse_jacobians": TRANSFORMS | {"staging", "api", "colouring"},
+    "optim": EXTENSIONS | {"api", "staging", "tree_util", "bounds", "jacobians", "sparse_jacobians"},
     "reversible": NESTED | {"numpy", "kernels"},                # the reversible language and its primitives
     "sparse": EXTENSIONS,                                       # an application: user API and primitives
     # the top: the package itself and the command line see everything

@@ -51,6 +51,7 @@ from .parallel import (
     segment_prod,
     segment_sum,
 )
+from .sparse_jacobians import jacobian_sparsity, sparse_jacobian
 from .taylor_mode import jet, taylor
 
 __version__ = "0.1.0"
@@ -64,6 +65,6 @@ __all__ = [
     "stop_gradient", "value_and_grad", "vjp", "vmap", "kernel", "coarsen",
     "tree_util",
     "fixed_point",
-    "jet", "taylor",
+    "jacobian_sparsity", "jet", "sparse_jacobian", "taylor",
     "ReversibilityError", "reversible", "sparse",
 ]

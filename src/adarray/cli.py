@@ -3,7 +3,8 @@
     adarray demo                                   fit a small MLP, print the gradient IR, check it
     adarray ir model.py:loss --shapes "f64[3,4],f64[4]"   print a function's IR and its gradient's
     adarray check                                  gradients of built-in functions vs finite differences
-    adarray bench adbench|parallel|mixed|overhead|reversible|taylor [...]   benchmarks (package `benchmarks`)
+    adarray bench NAME [...]                       a benchmark of the package `benchmarks`: adbench,
+                                                   parallel, mixed, overhead, reversible, taylor, solvers, jacfwd
 
 `main(argv)` returns the exit code: 0 on success, 1 when a check fails or the
 traced function raises, 2 for a bad command line (unknown file or function,
@@ -322,6 +323,10 @@ BENCHMARKS = {
               "HM-LSTM cell: mixed mode (NumPy, Numba) vs reverse mode over where"),
     "overhead": ("benchmarks.overhead", "overhead.py",
                  "per-call cost of cached ad.jit / ad.grad against NumPy written by hand"),
+    "solvers": ("benchmarks.solvers", "solvers.py",
+                "least squares: adarray LM/GN against SciPy, sparse BA Jacobians against JAX, colouring orders"),
+    "jacfwd": ("benchmarks.jacfwd_cost", "jacfwd_cost.py",
+               "forward mode made cheap: jacfwd / grad time and memory for n = 1e2..1e5 (sum, dot, GMM, LSTM step)"),
     "reversible": ("benchmarks.reversible", "reversible.py",
                    "reverse computing (adarray.reversible) vs fold checkpoints and lax.scan; Bessel, sparse, GMM"),
     "taylor": ("benchmarks.taylor", "taylor.py",

@@ -30,6 +30,7 @@ from .core.ir import Program
 from .core.pytree import flatten, unflatten
 from .core.types import is_complex, is_float
 from .numpy import moveaxis, reshape
+from .passes.one_hot import identity_seed_program
 from .primitives.rules import broadcast_batch
 from .staging import _Staged, stage
 from .tracing import eval_program, trace_program
@@ -53,10 +54,22 @@ def _basis(avals):
     return pieces
 
 
-def _jacobian_program(program: Program, wrt, mode: str) -> Program:
+# jacfwd keeps its identity seeds symbolic (passes/one_hot.py). False: the seeds are materialised and the
+# jvp program batched by vmap, as before the optimisation (tests and benchmarks compare the two).
+SYMBOLIC_SEEDS = True
+
+
+def _jacobian_program(program: Program, wrt, mode: str, symbolic: bool | None = None) -> Program:
     """A program of the primals whose outputs are the batched derivative rows/columns."""
     n = len(program.inputs)
     wrt_avals = [v.aval for v, w in zip(program.inputs, wrt) if w]
+    symbolic = SYMBOLIC_SEEDS if symbolic is None else symbolic
+    if mode == "fwd" and wrt_avals and symbolic:
+        # Forward mode keeps the identity seeds symbolic (passes/one_hot.py): no n x n tangent arrays.
+        batched = identity_seed_program(jvp_program(program, wrt), n, wrt_avals)
+        result, _, _ = trace_program(lambda *primals: eval_program(batched, list(primals))[len(program.outputs):],
+                                     list(program.in_avals), "jacfwd")
+        return result
     if mode == "fwd":
         derivative = jvp_program(program, wrt)
         seed_avals, n_out = wrt_avals, len(program.outputs)
@@ -108,12 +121,14 @@ def _jacobian(fn, argnums, mode: str, static_argnums=(), static_argnames=(), hol
                 if flag and not is_float(var.aval.dtype):
                     raise NonDifferentiableError(f"{mode}: '{_name(fn)}' has a {var.aval} input in argnums {nums}")
             _check_complex(fn, program, wrt, mode, holomorphic)
-            staged = _Staged(_jacobian_program(program, wrt + [False] * len(closure), mode), out_tree, closure)
+            staged = _Staged(_jacobian_program(program, wrt + [False] * len(closure), mode, symbolic), out_tree,
+                             closure)
             staged.wrt_avals = [v.aval for v, w in zip(program.inputs, wrt) if w]
             staged.out_avals = program.out_avals
             return staged
 
-        staged, call = stage(fn, ("jac" + mode, nums, holomorphic), args, kwargs, build,
+        symbolic = SYMBOLIC_SEEDS
+        staged, call = stage(fn, ("jac" + mode, nums, holomorphic, symbolic), args, kwargs, build,
                              static_argnums=static_argnums,
                              static_argnames=static_argnames, guarded=True)
         flat = staged(call.leaves)

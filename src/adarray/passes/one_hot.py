@@ -1,0 +1,627 @@
+"""Forward-mode Jacobians with symbolic identity seeds: dF~'s one-hot tangents on array programs.
+
+`ad.jacfwd` runs the jvp program over the identity: input element z gets the unit tangent e_z.
+Materialised (what vmap of the jvp program does), every tangent is an (n, *shape) array, so the
+forward-mode gradient of a scalar function of n inputs costs O(n^2) time and memory. Shaikhha et al.
+(ICFP 2019, the dF~ language; design notes part (c)) recover reverse mode's cost by keeping one-hot
+vectors symbolic and rewriting (sum(x * eye) -> x, index equalities in contractions). On our IR,
+`identity_seed_program` interprets the jvp program with every tangent held as a *stack of one-hot
+terms* (a sparse matrix with R entries per element, the ELL layout):
+
+    T[z, i] = sum over r < R of (z == P[r, i]) * V[r, i]      V: (R, *shape) values
+                                                              P: (R, *shape) seed indices
+    or P = None: T = V, the dense (n, *shape) rows (R = n)
+
+The seed of an input leaf is R = 1, V = 1, P = offset + arange(size). The jvp program is linear in
+its tangents, so every equation that reads one is one of a few linear forms, each with a rule here:
+  * products and quotients by primal values scale V; negation and dtype conversion map it;
+  * sums add V where P agrees and otherwise stack the terms (R1 + R2 entries);
+  * structural operations (broadcast, reshape, transpose, slice, pad, concatenate, gather by
+    constant or traced indices) move V and P together (V by the primitive's batching rule);
+  * a sum over axes along which P is constant sums V (sum(x * eye) -> x: no n x n array); along the
+    others the summed positions become more entries (R * count), as the contracted letters of an
+    einsum do (the dot product sum_a e_z[a] y[a] becomes y, entries of y at indices z);
+  * anything else (loops, branches, scatters, complex parts) gets its tangents materialised and
+    the primitive's batching rule, exactly as vmap would: nothing is lost, only the savings.
+A value whose entries outnumber the seeds (R > n) is materialised: then the dense rows are smaller.
+Seed indices known at tracing time stay NumPy constants (so the pass can see that P is constant along
+an axis); after a gather by traced indices they are traced values. Outputs are materialised as
+(n, *shape) rows (the layout jacfwd returns): a scatter-add of V at P, or V itself when its entries
+are the seeds in order. The primal part of the program runs once, unbatched.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.ir import Literal, Program
+from ..primitives import elementwise as ew
+from ..primitives.indexing import gather, scatter
+from ..primitives.linalg import einsum, parse_spec
+from ..primitives.reduce import reduce_sum
+from ..primitives.rules import aval_of_value, broadcast_batch
+from ..primitives.structural import broadcast_in_dim, concatenate, reshape, slice_array, transpose
+from ..tracing import trace_program
+from ..tracing.eager import evaluate
+
+# Rows from at most this many entries per element are selected (no scatter; vmap keeps them small).
+MASKED_ENTRIES = 4
+
+# Structural primitives whose output elements are copies of operand elements (or padding zeros).
+MOVES = ("broadcast_in_dim", "reshape", "transpose", "slice", "unslice", "concatenate", "gather")
+
+
+class Tangent:
+    """A tangent of unbatched type `aval` over `size` seeds: entries `value` (R, *shape) at seed
+    indices `index` (R, *shape; None for dense rows, R = size; value None: no entries), plus the
+    `lazies`, broadcast tangents kept unexpanded (Broadcast)."""
+
+    __slots__ = ("aval", "value", "index", "rank", "lazies")
+
+    def __init__(self, aval, value, index, rank: int, lazies=()):
+        self.aval, self.value, self.index, self.rank = aval, value, index, rank
+        self.lazies = tuple(lazies)
+
+    @property
+    def is_zero(self) -> bool:
+        return self.value is None and not self.lazies
+
+    @property
+    def dense(self) -> bool:
+        return self.index is None and self.value is not None
+
+
+class Broadcast:
+    """factor * broadcast_in_dim(inner, shape, dims) (factor None: 1). Expanded, the inner tangent's
+    entries would be repeated along the new axes (a scalar that depends on every seed, broadcast to b
+    elements: n * b entries); unexpanded, a later sum over those axes sums only the primal factor
+    (dF~'s fusion of reductions of broadcasts): sum_i g_i * dL = dL * sum_i g_i."""
+
+    __slots__ = ("factor", "inner", "dims")
+
+    def __init__(self, factor, inner: Tangent, dims):
+        self.factor, self.inner, self.dims = factor, inner, tuple(dims)
+
+
+def identity_seed_program(derivative: Program, num_primals: int, seed_avals, name: str = "jacfwd") -> Program:
+    """The jvp program run over the identity seeds, without materialising them.
+
+    `derivative` is a jvp program (inputs: `num_primals` primals, then one tangent per seed aval;
+    outputs: the primal outputs, then their tangents). The result takes the primals and returns the
+    primal outputs, then each output tangent as (n, *shape) rows, n the total size of `seed_avals`.
+
+    >>> from adarray.core.types import Aval
+    >>> from adarray.transforms.jvp import jvp_program
+    >>> program, _, _ = trace_program(lambda x: reduce_sum(ew.mul(x, x), (0,)), [Aval((3,), "float64")])
+    >>> print(identity_seed_program(jvp_program(program, [True]), 1, [Aval((3,), "float64")]))  # doctest: +SKIP
+    { lambda a:f64[3] .  b:f64[3] = mul a a  c:f64[] = reduce[axes=(0,), op=add] b  d:f64[3] = add a a  in (c, d) }
+    """
+    size = sum(a.size for a in seed_avals)
+    n_out = len(derivative.outputs) // 2
+
+    def run(*primals):
+        env = {id(var): value for var, value in zip(derivative.inputs, primals)}
+        offset = 0
+        for var, aval in zip(derivative.inputs[num_primals:], seed_avals):
+            index = offset + np.arange(aval.size, dtype=np.int64).reshape((1,) + aval.shape)
+            env[id(var)] = Tangent(aval, np.ones((1,) + aval.shape, aval.dtype), index, 1)
+            offset += aval.size
+        _Interpreter(size).run(derivative, env)
+        outs = [_read(env, atom) for atom in derivative.outputs]
+        rows = [materialize(out, size) if isinstance(out, Tangent) else broadcast_batch(out, size)
+                for out in outs[n_out:]]
+        return list(outs[:n_out]) + rows
+
+    program, _, _ = trace_program(run, [v.aval for v in derivative.inputs[:num_primals]], name)
+    return program
+
+
+def _read(env, atom):
+    return atom.value if isinstance(atom, Literal) else env[id(atom)]
+
+
+def _is_zero_literal(atom) -> bool:
+    return isinstance(atom, Literal) and atom.uniform == 0
+
+
+def _known(index) -> bool:
+    return isinstance(index, np.ndarray)
+
+
+# --- the representation ----------------------------------------------------------------------------------------
+
+
+def zero(aval, size):
+    return Tangent(aval, None, None, 0)
+
+
+def _expand(lazy: Broadcast, aval, size: int) -> Tangent:
+    """A Broadcast as entries: the inner entries broadcast, times the factor."""
+    inner = flat(lazy.inner, size)
+    if inner.value is None:
+        return zero(aval, size)
+    shape, dims = (inner.rank,) + aval.shape, (0,) + tuple(d + 1 for d in lazy.dims)
+    value = broadcast_in_dim(inner.value, shape, dims)
+    if lazy.factor is not None:
+        value = ew.mul(value, _lead(lazy.factor, inner.rank))
+    if inner.dense:
+        return Tangent(aval, value, None, size)
+    index = inner.index
+    if _known(index):
+        view = [inner.rank] + [1] * aval.ndim
+        for axis, d in enumerate(lazy.dims):
+            view[d + 1] = index.shape[axis + 1]
+        index = np.broadcast_to(index.reshape(view), shape)
+    else:
+        index = broadcast_in_dim(index, shape, dims)
+    return Tangent(aval, value, index, inner.rank)
+
+
+def flat(tangent: Tangent, size: int) -> Tangent:
+    """The tangent with its lazy broadcasts expanded into entries."""
+    if not tangent.lazies:
+        return tangent
+    total = Tangent(tangent.aval, tangent.value, tangent.index, tangent.rank)
+    for lazy in tangent.lazies:
+        total = add(total, _expand(lazy, tangent.aval, size), size)
+    return total
+
+
+def materialize(tangent: Tangent, size: int):
+    """The (n, *shape) rows of a tangent: V itself when dense or when its entries are the seeds in order,
+    else the scatter-add D[P[r, i], i] += V[r, i]."""
+    tangent = flat(tangent, size)
+    aval = tangent.aval
+    if tangent.value is None:
+        return np.broadcast_to(np.zeros((), aval.dtype), (size,) + aval.shape)
+    if tangent.dense:
+        return tangent.value
+    index = tangent.index
+    if _known(index) and tangent.rank == size and np.array_equal(
+            index, np.broadcast_to(np.arange(size).reshape((size,) + (1,) * aval.ndim), index.shape)):
+        return tangent.value
+    if tangent.rank <= MASKED_ENTRIES:
+        return _masked(tangent, size)
+    # Trailing axes along which a constant P does not change are sliced whole: one index per row of them.
+    lead = aval.ndim
+    while lead > 0 and _known(index) and aval.shape[lead - 1] > 0 and np.all(
+            index == index.take([0], axis=lead)):
+        lead -= 1
+    if lead < aval.ndim:
+        index = index[(slice(None),) * (1 + lead) + (0,) * (aval.ndim - lead)]
+    shape = (tangent.rank,) + aval.shape[:lead]
+    grids = [np.broadcast_to(np.arange(n).reshape([n if e == d else 1 for e in range(len(shape))]), shape)
+             for d, n in enumerate(shape) if d > 0]
+    zeros = np.broadcast_to(np.zeros((), aval.dtype), (size,) + aval.shape)
+    spec = (("array",),) * (1 + lead) + tuple(("slice", 0, n, 1) for n in aval.shape[lead:])
+    # Distinct seed indices in every element's entries: plain assignment (much faster than a scatter-add).
+    distinct = _known(index) and (tangent.rank == 1 or not np.any(np.diff(np.sort(index, axis=0), axis=0) == 0))
+    return scatter(zeros, spec, [index, *grids], tangent.value, "set" if distinct else "add")
+
+
+def _row(x, r: int):
+    """x[r] of a constant or traced (R, ...) array."""
+    if isinstance(x, np.ndarray):
+        return x[r]
+    shape = aval_of_value(x).shape
+    piece = slice_array(x, (r,) + (0,) * (len(shape) - 1), (r + 1,) + tuple(shape[1:]), (1,) * len(shape))
+    return reshape(piece, tuple(shape[1:]))
+
+
+def _masked(tangent: Tangent, size: int):
+    """Rows from few entries without a scatter: the sum over r of (z == P[r]) * V[r] (as the identity
+    seeds would give, 0 * inf included)."""
+    aval = tangent.aval
+    shape = (size,) + aval.shape
+    dims = tuple(range(1, len(shape)))
+    seeds = broadcast_in_dim(np.arange(size, dtype=np.int64), shape, (0,))
+    total = None
+    for r in range(tangent.rank):
+        hit = ew.convert(ew.eq(seeds, broadcast_in_dim(_row(tangent.index, r), shape, dims)), aval.dtype)
+        part = ew.mul(hit, broadcast_in_dim(_row(tangent.value, r), shape, dims))
+        total = part if total is None else ew.add(total, part)
+    return total
+
+
+def densify(tangent: Tangent, size: int) -> Tangent:
+    """The entries as dense rows (the lazies kept)."""
+    if tangent.dense or tangent.value is None:
+        return tangent
+    entries = Tangent(tangent.aval, tangent.value, tangent.index, tangent.rank)
+    return Tangent(tangent.aval, materialize(entries, size), None, size, tangent.lazies)
+
+
+def _bounded(tangent: Tangent, size: int) -> Tangent:
+    """Materialised when it has more entries per element than there are seeds."""
+    return densify(tangent, size) if not tangent.dense and tangent.rank > size else tangent
+
+
+def _same_index(a, b) -> bool:
+    if a is b:
+        return True
+    return _known(a) and _known(b) and a.shape == b.shape and np.array_equal(a, b)
+
+
+def _pad_rows(value, rank: int, target: int):
+    """V (rank, ...) with zero entries appended up to `target` rows."""
+    if rank == target:
+        return value
+    shape = aval_of_value(value).shape
+    filler = np.zeros((target - rank,) + tuple(shape[1:]), aval_of_value(value).dtype)
+    return concatenate([value, filler], 0)
+
+
+def _stack(values, axis=0):
+    if all(isinstance(v, np.ndarray) for v in values):
+        return np.concatenate(values, axis)
+    return concatenate(values, axis)
+
+
+def add(a: Tangent, b: Tangent, size: int) -> Tangent:
+    """The sum of two tangents of the same aval."""
+    lazies = a.lazies + b.lazies
+    if a.value is None:
+        return Tangent(b.aval, b.value, b.index, b.rank, lazies)
+    if b.value is None:
+        return Tangent(a.aval, a.value, a.index, a.rank, lazies)
+    if a.dense or b.dense or a.rank + b.rank > size and not _same_index(a.index, b.index):
+        return Tangent(a.aval, ew.add(densify(a, size).value, densify(b, size).value), None, size, lazies)
+    if _same_index(a.index, b.index):
+        return Tangent(a.aval, ew.add(a.value, b.value), a.index, a.rank, lazies)
+    return Tangent(a.aval, _stack([a.value, b.value]), _stack([a.index, b.index]), a.rank + b.rank, lazies)
+
+
+def _map(tangent: Tangent, aval, fn) -> Tangent:
+    """fn applied to V (elementwise maps of the tangent; lazies expanded)."""
+    if tangent.value is None:
+        return Tangent(aval, None, None, 0)
+    return Tangent(aval, fn(tangent.value), tangent.index, tangent.rank)
+
+
+def _times(tangent: Tangent, factor, binder, size: int, first: bool = True) -> Tangent:
+    """binder(tangent, factor) (or binder(factor, tangent)) for a primal factor of the tangent's shape:
+    the entries and the lazies' factors scaled."""
+    def scale(value, spread):
+        return binder(value, spread) if first else binder(spread, value)
+
+    value = None if tangent.value is None else scale(tangent.value, _lead(factor, tangent.rank))
+    lazies = []
+    for lazy in tangent.lazies:
+        current = lazy.factor if lazy.factor is not None else np.broadcast_to(
+            np.ones((), tangent.aval.dtype), tangent.aval.shape)
+        lazies.append(Broadcast(scale(current, factor), lazy.inner, lazy.dims))
+    return Tangent(tangent.aval, value, tangent.index, tangent.rank, lazies)
+
+
+def _lead(value, rank: int):
+    """A primal value given the leading entry axis."""
+    return broadcast_batch(value, rank)
+
+
+# --- the interpreter -------------------------------------------------------------------------------------------
+
+
+class _Interpreter:
+    def __init__(self, size):
+        self.size = size
+
+    def run(self, program, env):
+        for eqn in program.eqns:
+            values = [_read(env, a) for a in eqn.inputs]
+            if not any(isinstance(v, Tangent) for v in values):
+                outs = eqn.prim.bind(*values, **eqn.params)
+            else:
+                rule = RULES.get(eqn.prim.name)
+                outs = rule(self, eqn, values) if rule is not None else None
+                if outs is None:
+                    outs = self.fallback(eqn, values)
+                elif isinstance(outs, Tangent):
+                    outs = _bounded(outs, self.size)
+            for var, value in zip(eqn.outputs, outs if eqn.prim.multiple_results else [outs]):
+                env[id(var)] = value
+
+    def fallback(self, eqn, values):
+        """Materialise the tangents and apply the primitive's batching rule (what vmap does)."""
+        flags = tuple(isinstance(v, Tangent) for v in values)
+        args = [materialize(v, self.size) if flag else v for v, flag in zip(values, flags)]
+        outs, out_flags = eqn.prim.batch(args, flags, self.size, **eqn.params)
+        if not eqn.prim.multiple_results:
+            outs, out_flags = [outs], [out_flags]
+        wrapped = [Tangent(var.aval, out, None, self.size) if flag else out
+                   for var, out, flag in zip(eqn.outputs, outs, out_flags)]
+        return wrapped if eqn.prim.multiple_results else wrapped[0]
+
+    def operands(self, atoms, values):
+        """The operands as Tangents (zero literals become zero tangents), or None if a non-zero primal
+        operand makes the operation affine rather than linear."""
+        result = []
+        for atom, value in zip(atoms, values):
+            if isinstance(value, Tangent):
+                result.append(value)
+            elif _is_zero_literal(atom):
+                result.append(zero(atom.aval, self.size))
+            else:
+                return None
+        return result
+
+
+# --- rules: linear maps ----------------------------------------------------------------------------------------
+
+
+def _linear_sum(interp, eqn, values):
+    """add, sub: the entries of both (the second negated for sub)."""
+    operands = interp.operands(eqn.inputs, values)
+    if operands is None or any(t.aval.shape != eqn.outputs[0].aval.shape for t in operands):
+        return None
+    first, second = operands
+    if eqn.prim.name == "sub":
+        second = _neg(interp, eqn, [second])
+    return add(first, second, interp.size)
+
+
+def _neg(interp, eqn, values):
+    (tangent,) = values
+    if not tangent.lazies:
+        return _map(tangent, eqn.outputs[0].aval, ew.neg)
+    minus_one = np.broadcast_to(np.array(-1, tangent.aval.dtype), tangent.aval.shape)
+    return _times(tangent, minus_one, ew.mul, interp.size)
+
+
+def _convert(interp, eqn, values):
+    dtype = eqn.params["dtype"]
+    return _map(flat(values[0], interp.size), eqn.outputs[0].aval, lambda v: ew.convert(v, dtype))
+
+
+def _scaled(interp, eqn, values):
+    """mul, safe_mul and div by a primal value: V times the factor (given the entry axis)."""
+    flags = [isinstance(v, Tangent) for v in values]
+    position = flags.index(True)
+    aval = eqn.outputs[0].aval
+    if sum(flags) != 1 or (eqn.prim.name == "div" and position != 0) or values[position].aval.shape != aval.shape:
+        return None
+    tangent, factor = values[position], values[1 - position]
+    if tangent.is_zero:
+        return zero(aval, interp.size)
+    if eqn.prim.name == "safe_mul":  # safe_mul(f * b, c) is not f * safe_mul(b, c) where c is infinite
+        tangent = flat(tangent, interp.size)
+    binder = {"mul": ew.mul, "safe_mul": ew.safe_mul, "div": ew.div}[eqn.prim.name]
+    return _times(tangent, factor, binder, interp.size, first=position == 0)
+
+
+def _select(interp, eqn, values):
+    if isinstance(values[0], Tangent):
+        return None
+    branches = interp.operands(eqn.inputs[1:], values[1:])
+    aval = eqn.outputs[0].aval
+    if branches is None or any(t.aval.shape != aval.shape for t in branches):
+        return None
+    predicate, total = values[0], zero(aval, interp.size)
+    for side, tangent in enumerate(branches):
+        tangent = flat(tangent, interp.size)
+        if tangent.value is None:
+            continue
+        spread = _lead(predicate, tangent.rank)
+        nothing = np.broadcast_to(np.zeros((), aval.dtype), (tangent.rank,) + aval.shape)
+        picked = ew.select(spread, tangent.value, nothing) if side == 0 else ew.select(spread, nothing, tangent.value)
+        total = add(total, Tangent(aval, picked, tangent.index, tangent.rank), interp.size)
+    return total
+
+
+# --- rules: structural moves -----------------------------------------------------------------------------------
+
+
+def _moved_index(eqn, operands, tangents, rank):
+    """P of the result of a move, when every operand's P is a constant: the primitive applied to
+    element ids (0 for padding), then each entry row's P read at those ids."""
+    args, tables, offset = [], [np.zeros((rank, 1), np.int64)], 1
+    for k, (atom, value) in enumerate(zip(eqn.inputs, operands)):
+        if k in tangents:
+            aval = tangents[k].aval
+            args.append(np.arange(offset, offset + aval.size, dtype=np.int64).reshape(aval.shape))
+            table = tangents[k].index.reshape(tangents[k].rank, -1)
+            if tangents[k].rank < rank:
+                table = np.concatenate([table, np.zeros((rank - tangents[k].rank, aval.size), np.int64)])
+            tables.append(table)
+            offset += aval.size
+        elif k == 0 or eqn.prim.name == "concatenate":
+            args.append(np.zeros(atom.aval.shape, np.int64))  # a zero operand (concatenate) has no entries
+        else:
+            args.append(np.asarray(value))
+    ids = np.asarray(evaluate(eqn.prim, args, eqn.params))
+    return np.concatenate(tables, axis=1)[:, ids.ravel()].reshape((rank,) + ids.shape)
+
+
+def _move(interp, eqn, values):
+    """broadcast_in_dim, reshape, transpose, slice, unslice, concatenate, gather: V by the batching rule,
+    with the operands' entries padded to a common count; P the same way (NumPy on constant indices)."""
+    name = eqn.prim.name
+    moved = (range(len(values)) if name == "concatenate" else [0])
+    if any(isinstance(v, Tangent) for k, v in enumerate(values) if k not in moved):
+        return None  # a tangent index (never in a jvp program)
+    if name == "concatenate":
+        operands = interp.operands(eqn.inputs, values)
+        if operands is None:
+            return None
+    else:
+        operands = list(values)
+    aval = eqn.outputs[0].aval
+    if name == "broadcast_in_dim" and not operands[0].is_zero:
+        tangent = operands[0]
+        entries = tangent.rank if tangent.value is not None else interp.size
+        if tangent.lazies or entries * aval.size > interp.size:  # expanded, more entries than seeds
+            return Tangent(aval, None, None, 0, [Broadcast(None, tangent, eqn.params["dims"])])
+    operands = [flat(v, interp.size) if isinstance(v, Tangent) else v for v in operands]
+    tangents = {k: operands[k] for k in moved if operands[k].value is not None}
+    if not tangents:
+        return zero(aval, interp.size)
+    if any(t.dense for t in tangents.values()):
+        tangents = {k: densify(t, interp.size) for k, t in tangents.items()}
+    rank = max(t.rank for t in tangents.values())
+    dense = any(t.dense for t in tangents.values())
+
+    def lead(k, which):
+        if k in tangents:
+            return _pad_rows(getattr(tangents[k], which), tangents[k].rank, rank)
+        if k in moved:  # a zero tangent among a concatenation's operands
+            atom = eqn.inputs[k]
+            return np.zeros((rank,) + atom.aval.shape, atom.aval.dtype if which == "value" else np.int64)
+        return operands[k]
+
+    flags = tuple(k in moved for k in range(len(operands)))
+
+    def batched(which):
+        out, _ = eqn.prim.batch([lead(k, which) for k in range(len(operands))], flags, rank, **eqn.params)
+        return out
+
+    value = batched("value")
+    if dense:
+        return Tangent(aval, value, None, rank)
+    constant = all(_known(t.index) for t in tangents.values()) and all(
+        isinstance(a, Literal) for k, a in enumerate(eqn.inputs) if k not in moved)
+    index = _moved_index(eqn, operands, tangents, rank) if constant else batched("index")
+    return Tangent(aval, value, index, rank)
+
+
+# --- rules: sums and contractions ------------------------------------------------------------------------------
+
+
+def _constant_axes(index, axes):
+    """The axes (of the unbatched shape) along which a constant P does not change."""
+    if not _known(index):
+        return []
+    return [a for a in axes if index.size == 0 or np.all(index == index.take([0], axis=a + 1))]
+
+
+def _arrange(x, letters: str, target: str, shape):
+    """x (axes named by `letters`, a subset of `target`'s) laid out along `target` (of `shape`),
+    broadcast along the letters x lacks; NumPy for constants."""
+    order = sorted(range(len(letters)), key=lambda k: target.index(letters[k]))
+    if _known(x):
+        view = [shape[p] if c in letters else 1 for p, c in enumerate(target)]
+        return np.broadcast_to(x.transpose(order).reshape(view), shape)
+    dims = tuple(sorted(target.index(c) for c in letters))
+    return broadcast_in_dim(transpose(x, tuple(order)), tuple(shape), dims)
+
+
+def _fold_entries(value, index, rank, letters, var, out, out_shape, sizes):
+    """V with letters 'R' + var + out, P with 'R' + its letters: both as (R * |var|, *out_shape)."""
+    entries = rank * int(np.prod([sizes[c] for c in var], dtype=np.int64))
+    full = (rank,) + tuple(sizes[c] for c in var) + tuple(out_shape)
+    target = "@" + var + out
+    index = _arrange(index, letters, target, full)
+    index = index.reshape((entries,) + tuple(out_shape)) if _known(index) else reshape(index, (entries,) + tuple(
+        out_shape))
+    return reshape(value, (entries,) + tuple(out_shape)), index, entries
+
+
+def _take_first(index, axes):
+    """A constant P without `axes` (along which it is constant)."""
+    return index[tuple(0 if d - 1 in axes else slice(None) for d in range(index.ndim))]
+
+
+def _entries(tangent: Tangent, rows) -> Tangent:
+    """The tangent's entries `rows` (a NumPy array of entry numbers) alone."""
+    value = tangent.value[rows] if isinstance(tangent.value, np.ndarray) else gather(tangent.value, (("array",),),
+                                                                                      [rows])
+    return Tangent(tangent.aval, value, tangent.index[rows], len(rows))
+
+
+def _reduce(interp, eqn, values):
+    if eqn.params["op"] != "add":
+        return None
+    (tangent,) = values
+    axes, aval = tuple(eqn.params["axes"]), eqn.outputs[0].aval
+    if tangent.is_zero or tangent.aval.size == 0:  # an empty operand sums to zero
+        return zero(aval, interp.size)
+    if tangent.lazies:
+        entries = Tangent(tangent.aval, tangent.value, tangent.index, tangent.rank)
+        total = _reduce(interp, eqn, [entries]) if entries.value is not None else zero(aval, interp.size)
+        for lazy in tangent.lazies:
+            total = add(total, _reduce_broadcast(interp, eqn, lazy, tangent.aval, axes), interp.size)
+        return total
+    if tangent.dense:
+        return Tangent(aval, reduce_sum(tangent.value, tuple(a + 1 for a in axes)), None, tangent.rank)
+    if _known(tangent.index) and tangent.rank > 1:
+        # Entries whose seed does not change along the summed axes are summed; only the others multiply.
+        first = tangent.index[tuple(slice(0, 1) if d - 1 in axes else slice(None) for d in range(1 + len(
+            tangent.aval.shape)))]
+        steady = np.all((tangent.index == first).reshape(tangent.rank, -1), axis=1)
+        if steady.any() and not steady.all():
+            total = zero(aval, interp.size)
+            for rows in (np.flatnonzero(steady), np.flatnonzero(~steady)):
+                total = add(total, _reduce(interp, eqn, [_entries(tangent, rows)]), interp.size)
+            return total
+    constant = _constant_axes(tangent.index, axes)
+    var = [a for a in axes if a not in constant]
+    value = reduce_sum(tangent.value, tuple(a + 1 for a in constant)) if constant else tangent.value
+    index = _take_first(tangent.index, constant) if constant else tangent.index
+    if not var:
+        return Tangent(aval, value, index, tangent.rank)
+    # The summed positions along `var` become entries: letters name the remaining axes.
+    remaining = [d for d in range(tangent.aval.ndim) if d not in constant]
+    letters = "".join(chr(ord("a") + d) for d in remaining)
+    var_letters = "".join(chr(ord("a") + d) for d in var)
+    out_letters = "".join(c for c in letters if c not in var_letters)
+    sizes = {chr(ord("a") + d): tangent.aval.shape[d] for d in range(tangent.aval.ndim)}
+    value = _arrange(value, "@" + letters, "@" + var_letters + out_letters,
+                     (tangent.rank,) + tuple(sizes[c] for c in var_letters + out_letters))
+    value, index, entries = _fold_entries(value, index, tangent.rank, "@" + letters, var_letters, out_letters,
+                                          aval.shape, sizes)
+    return Tangent(aval, value, index, entries)
+
+
+def _reduce_broadcast(interp, eqn, lazy: Broadcast, in_aval, axes) -> Tangent:
+    """A sum of factor * broadcast(inner): over broadcast axes only, the factor is summed; when that
+    leaves no broadcast, the result is the inner tangent times the summed factor."""
+    aval, size = eqn.outputs[0].aval, interp.size
+    if any(a in lazy.dims for a in axes):
+        return _reduce(interp, eqn, [_expand(lazy, in_aval, size)])
+    factor = lazy.factor if lazy.factor is not None else np.broadcast_to(np.ones((), in_aval.dtype), in_aval.shape)
+    summed = reduce_sum(factor, axes)
+    remaining = [d for d in range(in_aval.ndim) if d not in axes]
+    dims = tuple(remaining.index(d) for d in lazy.dims)
+    if dims == tuple(range(aval.ndim)) and lazy.inner.aval.shape == aval.shape:
+        return _times(lazy.inner, summed, ew.mul, size)
+    return Tangent(aval, None, None, 0, [Broadcast(summed, lazy.inner, dims)])
+
+
+def _einsum(interp, eqn, values):
+    """einsum of one tangent operand with a primal one: letters contracted where P is constant sum V;
+    the other contracted letters become entries."""
+    flags = [isinstance(v, Tangent) for v in values]
+    if sum(flags) != 1:
+        return None
+    (sa, sb), so = parse_spec(eqn.params["spec"])
+    position = flags.index(True)
+    tangent, other = flat(values[position], interp.size), values[1 - position]
+    letters, other_letters = (sa, sb) if position == 0 else (sb, sa)
+    aval = eqn.outputs[0].aval
+    if tangent.value is None or tangent.aval.size == 0:  # an empty operand contracts to zero
+        return zero(aval, interp.size)
+    free = next(c for c in "ZYXWVUTSRQPONMLKJIHGFEDCBAzyxwvutsrqponmlkjihgfedcba" if c not in sa + sb + so)
+    if tangent.dense:
+        return Tangent(aval, einsum(f"{free}{letters},{other_letters}->{free}{so}", tangent.value, other), None,
+                       tangent.rank)
+    contracted = [d for d, c in enumerate(letters) if c not in so]
+    constant = _constant_axes(tangent.index, contracted)
+    var = "".join(letters[d] for d in contracted if d not in constant)
+    value = einsum(f"{free}{letters},{other_letters}->{free}{var}{so}", tangent.value, other)
+    index = _take_first(tangent.index, constant) if constant else tangent.index
+    kept = "".join(c for d, c in enumerate(letters) if d not in constant)
+    sizes = {c: n for c, n in zip(letters, tangent.aval.shape)}
+    sizes.update({c: n for c, n in zip(so, aval.shape)})
+    index_letters = free + kept
+    if not var:
+        index = _arrange(index, index_letters, free + so, (tangent.rank,) + aval.shape)
+        return Tangent(aval, value, index, tangent.rank)
+    value, index, entries = _fold_entries(value, index, tangent.rank, index_letters.replace(free, "@"), var, so,
+                                          aval.shape, sizes)
+    return Tangent(aval, value, index, entries)
+
+
+RULES = {
+    "add": _linear_sum, "sub": _linear_sum, "neg": _neg, "convert": _convert,
+    "mul": _scaled, "safe_mul": _scaled, "div": _scaled,
+    "select": _select,
+    **{name: _move for name in MOVES},
+    "reduce": _reduce, "einsum": _einsum,
+}

@@ -1,0 +1,44 @@
+"""`adarray bench solvers` (benchmarks/solvers.py): a quick run prints its tables, passes its checks and writes the
+plot; bad options exit 2. No timing is asserted."""
+import sys
+from pathlib import Path
+
+import pytest
+
+from adarray.cli import main as cli_main
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: benchmarks/ is not installed
+
+from benchmarks import solvers  # noqa: E402
+from benchmarks.adbench.data import data_root  # noqa: E402
+
+try:
+    data_root()
+    HAVE_DATA = True
+except FileNotFoundError:
+    HAVE_DATA = False
+
+
+@pytest.mark.skipif(not HAVE_DATA, reason="ADBench data folder not found (set ADBENCH_DATA)")
+def test_quick_run_prints_every_table_and_passes_its_checks(tmp_path, capsys):
+    code = solvers.main(["--quick", "--tools", "adarray", "--section", "solve,jacobian,colouring,plot",
+                         "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "| BA ba1 scene (n3 m16 p60) | adarray LM | exact, sparse_jacobian |" in out
+    assert "| BA ba1 scene (n3 m16 p60) | adarray GN | exact, sparse_jacobian | refused: J^T J singular |" in out
+    assert "| scipy lm | finite differences |" in out
+    assert "| sum of 3 exponentials (200 points) | scipy trf exact |" in out
+    assert "sparse_jacobian (forward, coloured) | 14 |" in out
+    assert "| 5-point stencil 30x30 | 900x900 | 5 | dsatur | 5 |" in out
+    assert "all checks passed" in out
+    assert (tmp_path / "solvers.md").read_text().startswith("# Least-squares benchmark")
+    assert (tmp_path / "solvers_cost.png").stat().st_size > 1000
+
+
+@pytest.mark.parametrize("argv, message", [(["--section", "everything"], "unknown section"),
+                                           (["--instances", "ba99"], "unknown BA instance")])
+def test_bad_options_exit_2(capsys, argv, message):
+    with pytest.raises(SystemExit) as exit_info:
+        cli_main(["bench", "solvers", *argv])
+    assert exit_info.value.code == 2 and message in capsys.readouterr().err
