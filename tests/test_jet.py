@@ -26,18 +26,22 @@ from adarray.tracing import eval_program, trace_program
 from adarray.transforms.jet import jet_program
 from adarray.transforms.jvp import jvp_program
 
+# Primitives whose Taylor rule (the series of a jvp rule that re-binds them on a transformed program) costs
+# 2^K: their first case runs to this order instead of 5 (reversible_grad at order 5 takes over 2 minutes).
+TOP_ORDER = {"reversible_grad": 3}
+
 
 def _cases():
     cases, seen = [], set()
     for case_id, name, args, params in registry_cases():
         first = name not in seen
         seen.add(name)
-        cases.append(pytest.param(name, args, params, 5 if first else 3, id=case_id))
+        cases.append(pytest.param(name, args, params, TOP_ORDER.get(name, 5) if first else 3, id=case_id))
     return cases
 
 
 CASES = _cases()
-FIRST_CASES = [c for c in CASES if c.values[3] == 5]
+FIRST_CASES = list({c.values[0]: c for c in reversed(CASES)}.values())  # the first case of each primitive
 
 
 def nested_jvp_coefficients(program, args, series, order):

@@ -150,3 +150,16 @@ def _grad_batch(args, batched, size, *, program, batch):
 
 reversible_p.jvp, reversible_p.vjp, reversible_p.batch = _reversible_jvp, _reversible_vjp, _reversible_batch
 reversible_grad_p.jvp, reversible_grad_p.vjp, reversible_grad_p.batch = _grad_jvp, _grad_vjp, _grad_batch
+
+
+def _set_taylor_rules():
+    """Taylor mode (ad.jet, ad.taylor): the series of the jvp rules. Exact, but each order binds the
+    primitive on the tangent program of the previous one, so order K runs a program with 2^K times the
+    float arguments (as while_grad and fixed_point; a Taylor transformation of the statement IR would
+    make it O(K^2))."""
+    from ..primitives.taylor import FROM_JVP
+
+    reversible_p.taylor = reversible_grad_p.taylor = FROM_JVP
+
+
+_set_taylor_rules()
