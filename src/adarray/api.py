@@ -59,16 +59,25 @@ def _derivative_argnums(fn, argnums, args, kwargs, static_argnums, static_argnam
     return nums
 
 
-def jit(fn=None, *, static_argnums=(), static_argnames=(), guards=False):
+def jit(fn=None, *, static_argnums=(), static_argnames=(), guards=False, backend=None, **compile_options):
     """Stage `fn` once per input signature (and static values), then only execute.
 
     With guards=True the trace knows the arguments' values, so Python control flow on traced
     values works as under grad: one program per path taken, chosen by its guards on each call.
+    backend="jax" compiles the program with XLA (compiled.py; `in_shardings` / `out_shardings`
+    take `jax.sharding` objects) and returns `jax.Array`s.
 
     >>> fast = jit(lambda x: anp.sin(x) * x)  # doctest: +SKIP
     """
     if fn is None:
-        return functools.partial(jit, static_argnums=static_argnums, static_argnames=static_argnames, guards=guards)
+        return functools.partial(jit, static_argnums=static_argnums, static_argnames=static_argnames, guards=guards,
+                                 backend=backend, **compile_options)
+    if backend not in (None, "numpy"):
+        from .compiled import jit_on
+
+        return jit_on(backend, fn, static_argnums=static_argnums, static_argnames=static_argnames, **compile_options)
+    if compile_options:
+        raise ArgumentError(f"jit: {', '.join(sorted(compile_options))} need a compiled backend (backend='jax')")
 
     def build(program, out_tree, closure, call):
         return _Staged(program, out_tree, closure)

@@ -1,0 +1,156 @@
+"""The compiled backends behind `jit(f, backend=...)`, `lower(f, backend=...)` and
+`data_parallel`: today JAX/XLA (backends/jax/), for GPUs, TPUs and programs sharded over many
+devices and hosts.
+
+`f` is traced and transformed as for the NumPy backend (one program per signature and static
+values, staging.py); the program is lowered to JAX and compiled by `jax.jit`, with 64-bit types
+enabled for it only. Results are `jax.Array`s (they stay on their devices, with their shardings;
+`np.asarray` brings one to the host). Called on traced values (inside grad, vmap, ...), the
+program is inlined into the enclosing trace instead, as with `jit`.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from .core.errors import ArgumentError
+from .core.pytree import flatten, unflatten
+from .staging import _Staged, stage
+from .tracing import Tracer
+
+BACKENDS = ("jax",)
+
+
+def _jax_backend():
+    try:
+        from .backends import jax as jax_backend
+    except ImportError as error:  # pragma: no cover - jax is an optional dependency
+        raise ArgumentError("backend='jax' needs JAX: pip install 'adarray[jax]'") from error
+    return jax_backend
+
+
+def check_backend(backend: str) -> None:
+    if backend not in BACKENDS:
+        raise ArgumentError(f"unknown backend {backend!r}: choose 'numpy' or one of {', '.join(BACKENDS)}")
+
+
+def _flat_shardings(shardings, args, call):
+    """One sharding (or None) per argument leaf: `shardings` is one sharding for every argument, or
+    a tuple with one entry per positional argument (a sharding for all its leaves, or None)."""
+    if shardings is None:
+        return [None] * len(call.leaves)
+    if not isinstance(shardings, (tuple, list)):
+        return [shardings] * len(call.leaves)
+    if len(shardings) != len(args):
+        raise ArgumentError(f"in_shardings has {len(shardings)} entries for {len(args)} positional arguments; give "
+                            "one sharding (or None) per positional argument, or a single sharding for all")
+    flat = []
+    for sharding, arg in zip(shardings, args):
+        flat += [sharding] * len(flatten(arg)[0])
+    return flat + [None] * (len(call.leaves) - len(flat))  # keyword arguments: unconstrained
+
+
+def _place(leaves, avals, shardings):
+    """The leaves as arrays of the program's dtypes, put on devices per their sharding."""
+    import jax
+
+    placed = []
+    for leaf, aval, sharding in zip(leaves, avals, shardings):
+        if not hasattr(leaf, "addressable_shards"):
+            leaf = np.asarray(leaf, aval.dtype)
+        placed.append(leaf if sharding is None else jax.device_put(leaf, sharding))
+    return placed
+
+
+class _JaxFunction:
+    """`fn` staged on the JAX backend with optional shardings (see jit)."""
+
+    def __init__(self, fn, static_argnums, static_argnames, in_shardings, out_shardings):
+        self.fn, self.static_argnums, self.static_argnames = fn, static_argnums, static_argnames
+        self.in_shardings, self.out_shardings = in_shardings, out_shardings
+        self.kind = ("jit", "jax", object())  # this function's own cache entries (its shardings)
+
+    def staged(self, args, kwargs):
+        jax_backend = _jax_backend()
+
+        def build(program, out_tree, closure, call):
+            staged = _Staged(program, out_tree, closure)
+            out_shardings = self.out_shardings
+            if out_shardings is not None and not _is_sharding(out_shardings):
+                out_shardings = flatten(out_shardings)[0]
+            staged.jax = jax_backend.compile_program(staged.program, out_shardings=out_shardings)
+            return staged
+
+        return stage(self.fn, self.kind, args, kwargs, build, static_argnums=self.static_argnums,
+                     static_argnames=self.static_argnames)
+
+    def inputs(self, staged, call, args):
+        shardings = _flat_shardings(self.in_shardings, args, call) + [None] * len(staged.closure)
+        leaves = list(call.leaves) + list(staged.closure)
+        return _place(leaves, staged.program.in_avals, shardings)
+
+    def __call__(self, *args, **kwargs):
+        staged, call = self.staged(args, kwargs)
+        if any(isinstance(leaf, Tracer) for leaf in call.leaves):
+            return unflatten(staged.out_tree, staged(call.leaves))  # inside another trace: inline
+        return unflatten(staged.out_tree, staged.jax(*self.inputs(staged, call, args)))
+
+    def lower(self, *args, **kwargs):
+        staged, call = self.staged(args, kwargs)
+        return staged.jax.lower(*self.inputs(staged, call, args))
+
+
+def _is_sharding(value) -> bool:
+    return hasattr(value, "addressable_devices") or type(value).__name__.endswith("Sharding")
+
+
+def jit_on(backend, fn, *, static_argnums=(), static_argnames=(), in_shardings=None, out_shardings=None):
+    """`fn` compiled by `backend` (see adarray.jit)."""
+    check_backend(backend)
+    jitted = _JaxFunction(fn, static_argnums, static_argnames, in_shardings, out_shardings)
+    wrapper = functools.wraps(fn)(lambda *args, **kwargs: jitted(*args, **kwargs))
+    wrapper.lower = jitted.lower
+    return wrapper
+
+
+def lower(fn, *, backend="jax", static_argnums=(), static_argnames=(), in_shardings=None, out_shardings=None):
+    """A function of `fn`'s arguments returning the compiler's view of `fn` at them: for JAX the
+    `jax.stages.Lowered` computation (`.as_text()` is its StableHLO, `.compile()` the executable).
+
+    >>> print(lower(grad(loss), backend="jax")(w, x).as_text())  # doctest: +SKIP
+    """
+    check_backend(backend)
+    jitted = _JaxFunction(fn, static_argnums, static_argnames, in_shardings, out_shardings)
+    return functools.wraps(fn)(lambda *args, **kwargs: jitted.lower(*args, **kwargs))
+
+
+def data_parallel(fn, mesh, batch_argnums=0, *, static_argnums=(), static_argnames=()):
+    """`fn` on the JAX backend with the arguments `batch_argnums` split along their first axis over
+    the first axis of `mesh` (a `jax.sharding.Mesh`) and every other argument replicated.
+
+    The common use is the gradient of a loss that sums over data points: each device computes the
+    terms of its shard and XLA adds the partial gradients across devices. NumPy arguments are placed
+    on the devices; already-sharded `jax.Array`s are used as they are. The first axis of a batch
+    argument must be divisible by the size of the mesh's first axis.
+
+    >>> step = data_parallel(grad(loss), mesh, batch_argnums=1)  # doctest: +SKIP
+    >>> g = step(params, points)  # points split over mesh.axis_names[0]
+    """
+    from jax.sharding import NamedSharding, PartitionSpec
+
+    batch = {batch_argnums} if isinstance(batch_argnums, int) else set(batch_argnums)
+    axis = mesh.axis_names[0]
+    functions: dict[int, object] = {}
+
+    @functools.wraps(fn)
+    def parallel(*args, **kwargs):
+        count = len(args)
+        if count not in functions:
+            shardings = tuple(NamedSharding(mesh, PartitionSpec(axis) if i in batch or i - count in batch
+                                            else PartitionSpec()) for i in range(count))
+            functions[count] = jit_on("jax", fn, static_argnums=static_argnums, static_argnames=static_argnames,
+                                      in_shardings=shardings)
+        return functions[count](*args, **kwargs)
+
+    return parallel
