@@ -55,11 +55,14 @@ def _place(leaves, avals, shardings):
     """The leaves as arrays of the program's dtypes, put on devices per their sharding."""
     import jax
 
+    from .backends.jax import x64
+
     placed = []
-    for leaf, aval, sharding in zip(leaves, avals, shardings):
-        if not hasattr(leaf, "addressable_shards"):
-            leaf = np.asarray(leaf, aval.dtype)
-        placed.append(leaf if sharding is None else jax.device_put(leaf, sharding))
+    with x64():  # float64 stays float64 on the device
+        for leaf, aval, sharding in zip(leaves, avals, shardings):
+            if not hasattr(leaf, "addressable_shards"):
+                leaf = np.asarray(leaf, aval.dtype)
+            placed.append(leaf if sharding is None else jax.device_put(leaf, sharding))
     return placed
 
 
@@ -117,6 +120,9 @@ def jit_on(backend, fn, *, static_argnums=(), static_argnames=(), in_shardings=N
 def lower(fn, *, backend="jax", static_argnums=(), static_argnames=(), in_shardings=None, out_shardings=None):
     """A function of `fn`'s arguments returning the compiler's view of `fn` at them: for JAX the
     `jax.stages.Lowered` computation (`.as_text()` is its StableHLO, `.compile()` the executable).
+    The executable takes 64-bit arrays: call it inside `with adarray.backends.jax.x64():` (or with
+    jax.Arrays made there), or JAX converts NumPy float64 arguments to float32 and refuses them;
+    it takes and returns the flat lists of argument and output leaves.
 
     >>> print(lower(grad(loss), backend="jax")(w, x).as_text())  # doctest: +SKIP
     """
