@@ -31,12 +31,17 @@ for _case_id, _name, _args, _params in registry_cases():
 GAUGED = {"eig", "eigh", "svd"}
 
 
-def _programs(name, args, params):
+# Derivative programs are lowered for the first DERIVATIVE_CASES sampled cases of each primitive and for
+# every edge case (compiling them all would triple the time of this file; the values of every case run).
+DERIVATIVE_CASES = 2
+
+
+def _programs(name, case_id, index, args, params):
     """(label, program, arguments): the primitive's program and its jvp and vjp programs."""
     program = primitive_program(name, args, params)
     out = [("value", program, list(args))]
     wrt = [is_float(a.dtype) for a in program.in_avals]
-    if any(wrt):
+    if any(wrt) and (index < DERIVATIVE_CASES or "-edge" in case_id):
         rng = np.random.default_rng(seed(name, "jax", repr(params), *[np.shape(a) for a in args]))
         tangents = [random_normal(rng, np.shape(a), a.dtype) for a, w in zip(args, wrt) if w]
         cotangents = [random_normal(rng, a.shape, a.dtype) if is_float(a.dtype) else np.zeros(a.shape, a.dtype)
@@ -66,8 +71,8 @@ def _close(label, got, want):
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_lowering_agrees_with_numpy_backend(name):
-    programs = [(f"{case_id} {label}", program, args)
-                for case_id, args, params in CASES[name] for label, program, args in _programs(name, args, params)]
+    programs = [(f"{case_id} {label}", program, args) for index, (case_id, args, params) in enumerate(CASES[name])
+                for label, program, args in _programs(name, case_id, index, args, params)]
     lowered = [jax_backend.lower_program(program) for _, program, _ in programs]
     counts = [len(args) for _, _, args in programs]
 
