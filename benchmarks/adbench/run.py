@@ -21,7 +21,9 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-TOOLS = ("adarray", "jax", "torch", "autograd")
+TOOLS = ("adarray", "adarray-jax", "jax", "torch", "autograd")
+DEFAULT_TOOLS = ("adarray", "jax", "torch", "autograd")
+BACKEND_TOOLS = {"numpy": DEFAULT_TOOLS, "jax": ("adarray", "adarray-jax", "jax")}
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
                     "NUMEXPR_NUM_THREADS")
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -48,7 +50,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--problems", default="gmm,ba,hand,lstm", help="comma-separated: gmm,ba,hand,lstm")
     parser.add_argument("--sizes", default=None, choices=("tiny", "small", "medium"),
                         help="instance set (default small; tiny with --quick)")
-    parser.add_argument("--tools", default=",".join(TOOLS), help="comma-separated: " + ",".join(TOOLS))
+    parser.add_argument("--tools", default=None, help="comma-separated: " + ",".join(TOOLS) + " (default "
+                        + ",".join(DEFAULT_TOOLS) + ")")
+    parser.add_argument("--backend", choices=tuple(BACKEND_TOOLS), default="numpy",
+                        help="jax: adarray's programs lowered to XLA (adarray-jax) beside JAX's jax.jit(jax.grad) and "
+                             "the NumPy backend (the reference for the checks), unless --tools says otherwise")
     parser.add_argument("--out", default="results", help="output folder (default results/)")
     parser.add_argument("--data", default=None, help="ADBench data folder (default $ADBENCH_DATA or "
                                                      "../shared/data/adbench beside the repository)")
@@ -84,12 +90,12 @@ def _relaunch(argv, threads: int) -> int:
 
 
 def available(tool: str) -> bool:
-    module = {"adarray": "adarray", "jax": "jax", "torch": "torch", "autograd": "autograd"}[tool]
+    module = {"adarray": "adarray", "adarray-jax": "jax", "jax": "jax", "torch": "torch", "autograd": "autograd"}[tool]
     return importlib.util.find_spec(module) is not None
 
 
 def _tool_module(tool: str):
-    return importlib.import_module(f"benchmarks.adbench.tool_{tool}")
+    return importlib.import_module(f"benchmarks.adbench.tool_{tool.replace('-', '_')}")
 
 
 def _cpu_model() -> str:
@@ -257,7 +263,7 @@ def main(argv=None) -> int:
         return exit_.code if isinstance(exit_.code, int) else 0
     try:
         problems = _csv_choice(args.problems, ("gmm", "ba", "hand", "lstm"), "problem")
-        tools = _csv_choice(args.tools, TOOLS, "tool")
+        tools = _csv_choice(args.tools or ",".join(BACKEND_TOOLS[args.backend]), TOOLS, "tool")
         if args.threads < 1:
             raise UsageError("--threads must be at least 1")
         for name in ("min_time", "time_limit", "max_seconds"):
