@@ -74,6 +74,7 @@ def test_bad_backend_and_options_raise_our_errors():
 def test_adbench_programs_agree_with_the_numpy_backend():
     sys.path.insert(0, os.path.dirname(__file__))
     from benchmarks.adbench import tool_adarray, tool_adarray_jax
+
     from test_adbench import ROOT, hand_instance, synthetic_ba, synthetic_gmm, synthetic_lstm
 
     instances = [("gmm", synthetic_gmm()), ("ba", synthetic_ba()), ("lstm", synthetic_lstm())]

@@ -55,14 +55,11 @@ def _place(leaves, avals, shardings):
     """The leaves as arrays of the program's dtypes, put on devices per their sharding."""
     import jax
 
-    from .backends.jax import x64
-
     placed = []
-    with x64():  # float64 stays float64 on the device
-        for leaf, aval, sharding in zip(leaves, avals, shardings):
-            if not hasattr(leaf, "addressable_shards"):
-                leaf = np.asarray(leaf, aval.dtype)
-            placed.append(leaf if sharding is None else jax.device_put(leaf, sharding))
+    for leaf, aval, sharding in zip(leaves, avals, shardings):  # under x64: float64 stays float64 on the device
+        if not hasattr(type(leaf), "addressable_shards"):  # not a jax.Array already
+            leaf = np.asarray(leaf, aval.dtype)
+        placed.append(leaf if sharding is None else jax.device_put(leaf, sharding))
     return placed
 
 
@@ -89,19 +86,28 @@ class _JaxFunction:
                      static_argnames=self.static_argnames)
 
     def inputs(self, staged, call, args):
-        shardings = _flat_shardings(self.in_shardings, args, call) + [None] * len(staged.closure)
         leaves = list(call.leaves) + list(staged.closure)
+        if self.in_shardings is None:
+            return [leaf if hasattr(type(leaf), "addressable_shards") else np.asarray(leaf, aval.dtype)
+                    for leaf, aval in zip(leaves, staged.program.in_avals)]
+        shardings = _flat_shardings(self.in_shardings, args, call) + [None] * len(staged.closure)
         return _place(leaves, staged.program.in_avals, shardings)
 
     def __call__(self, *args, **kwargs):
         staged, call = self.staged(args, kwargs)
         if any(isinstance(leaf, Tracer) for leaf in call.leaves):
             return unflatten(staged.out_tree, staged(call.leaves))  # inside another trace: inline
-        return unflatten(staged.out_tree, staged.jax(*self.inputs(staged, call, args)))
+        with self.x64():
+            return unflatten(staged.out_tree, staged.jax.jitted(*self.inputs(staged, call, args)))
 
     def lower(self, *args, **kwargs):
         staged, call = self.staged(args, kwargs)
-        return staged.jax.lower(*self.inputs(staged, call, args))
+        with self.x64():
+            return staged.jax.jitted.lower(*self.inputs(staged, call, args))
+
+    @staticmethod
+    def x64():
+        return _jax_backend().x64()
 
 
 def _is_sharding(value) -> bool:

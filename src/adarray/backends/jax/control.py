@@ -36,8 +36,12 @@ def _cond(index, *operands, branches):
     if len(branches) == 1:
         return lowered[0](*operands)
     chosen = jnp.clip(index.astype(jnp.int32), 0, len(branches) - 1)
-    functions = [(lambda fn: lambda *xs: tuple(fn(*xs)))(fn) for fn in lowered]
+    functions = [_returning_tuple(fn) for fn in lowered]
     return list(jax.lax.switch(chosen, functions, *operands))
+
+
+def _returning_tuple(fn):
+    return lambda *xs: tuple(fn(*xs))
 
 
 def _loop_functions(cond, body, consts, carry_avals):
@@ -110,7 +114,8 @@ def _fold(*args, body, length, reverse, num_consts, num_carry):
 
     def step(carry, x):
         outs = run(*consts, *carry, *x)
-        return _typed(outs[:num_carry], body.out_avals[:num_carry]), _typed(outs[num_carry:], body.out_avals[num_carry:])
+        carry_avals, y_avals = body.out_avals[:num_carry], body.out_avals[num_carry:]
+        return _typed(outs[:num_carry], carry_avals), _typed(outs[num_carry:], y_avals)
 
     carry, ys = jax.lax.scan(step, carry, xs, length=length, reverse=reverse)
     return list(carry) + list(ys)
