@@ -3,16 +3,19 @@
 program, `fixed_point` -> a `lax.while_loop` with the convergence test.
 
 `while_grad` (reverse mode through a while loop, which JAX itself cannot differentiate) runs the
-loop once to count its steps n, once more to keep SNAPSHOTS evenly spaced states (stride
-s = ceil(n / SNAPSHOTS)), then walks back: step k is recomputed from the snapshot before it (at
-most s - 1 body evaluations) and pulled back through the body's vjp. XLA needs static buffer
-sizes, so this replaces the NumPy backend's checkpoint policies (all / every-k / binomial): the
-memory is SNAPSHOTS states whatever n is, the extra work n (s - 1) / 2 body evaluations.
+loop once to count its steps n, once more to keep m evenly spaced states (stride s = ceil(n / m)),
+then walks back: step k is recomputed from the snapshot before it (at most s - 1 body evaluations)
+and pulled back through the body's vjp. XLA needs static buffer sizes, so this replaces the NumPy
+backend's checkpoint policies (all / every-k / binomial): m is as many states as fit in
+SNAPSHOT_BYTES (between MIN_SNAPSHOTS and MAX_SNAPSHOTS), whatever n is; the extra work is about
+n (s - 1) / 2 body evaluations, so loops much longer than m steps are slower than on the NumPy
+backend, whose binomial checkpointing does O(n log n).
 """
 from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from ...control.cond import cond_p
 from ...control.custom import checkpoint_call_p, custom_jvp_call_p, custom_vjp_call_p
@@ -23,7 +26,13 @@ from ...core.types import is_float
 from .interpreter import lower_program
 from .registry import lowering
 
-SNAPSHOTS = 64
+SNAPSHOT_BYTES = 256 * 2 ** 20
+MIN_SNAPSHOTS, MAX_SNAPSHOTS = 64, 8192
+
+
+def _snapshot_count(avals) -> int:
+    state_bytes = sum(max(1, a.size) * np.dtype(a.dtype).itemsize for a in avals)
+    return int(min(MAX_SNAPSHOTS, max(MIN_SNAPSHOTS, SNAPSHOT_BYTES // state_bytes)))
 
 
 def _typed(values, like):
@@ -75,8 +84,9 @@ def _while_grad(*args, cond, body, body_vjp, num_consts, checkpoint):
 
     count = jax.lax.while_loop(lambda c: keep_going(c[1]), lambda c: (c[0] + 1, advance(c[1])),
                                (jnp.asarray(0, jnp.int64), start))[0]
-    stride = jnp.maximum(1, -(-count // SNAPSHOTS))
-    snapshots = tuple(jnp.zeros((SNAPSHOTS,) + a.shape, a.dtype) for a in carry_avals)
+    kept = _snapshot_count(carry_avals)
+    stride = jnp.maximum(1, -(-count // kept))
+    snapshots = tuple(jnp.zeros((kept,) + a.shape, a.dtype) for a in carry_avals)
 
     def record(k, state):
         saved, carry = state
