@@ -158,3 +158,21 @@ def test_sharding_over_four_devices_in_a_subprocess():
     assert report["split_vs_one_device"] <= 1e-9 * report["scale"]
     assert report["split_numpy_input"] == 0.0
     assert report["all_reduce"]  # the partial gradients are added across devices by XLA
+
+
+def test_while_loop_gradient_recomputes_from_snapshots(monkeypatch):
+    """70 steps with 4 snapshots: each step is recomputed from the snapshot before it (stride 18)."""
+    from adarray.backends.jax import control
+
+    monkeypatch.setattr(control, "MIN_SNAPSHOTS", 4)
+    monkeypatch.setattr(control, "MAX_SNAPSHOTS", 4)
+
+    def f(x):
+        def body(state):
+            value, count = state
+            return 0.9 * value + 0.3 * anp.sin(value) * x, count + 1
+        value, _ = ad.while_loop(lambda s: s[1] < 70, body, (x, 0))
+        return anp.sum(value ** 2)
+
+    x = np.array([0.4, -0.7, 1.1])
+    np.testing.assert_allclose(np.asarray(ad.jit(ad.grad(f), backend="jax")(x)), ad.grad(f)(x), rtol=1e-10)
