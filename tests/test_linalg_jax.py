@@ -66,6 +66,20 @@ def losses(m, linalg, scipy_linalg):
         "solve_triangular": (lambda a: m.sum(W[:, :2] * scipy_linalg.solve_triangular(a, B, lower=True, trans=1)), A),
         "cho_solve": (lambda a: m.sum(B * scipy_linalg.cho_solve(scipy_linalg.cho_factor(symmetric(m, a)), B)), A),
         "lu_solve": (lambda a: m.sum(B * scipy_linalg.lu_solve(scipy_linalg.lu_factor(a), B)), A),
+        # issue 10: cond, tensorsolve, tensorinv and SciPy's signatures (sqrtm and logm: JAX has no derivative)
+        "cond": (lambda a: linalg.cond(a) + linalg.cond(a, "fro") + linalg.cond(a, -2) + linalg.cond(TALL), A),
+        "tensorsolve": (lambda a: m.sum(W[:, :2].reshape(2, 2, 2) * linalg.tensorsolve(
+            a.reshape(2, 2, 2, 2), B[:, :1].reshape(2, 2))[..., None]), A),
+        "tensorinv": (lambda a: m.sum(W.reshape(2, 2, 2, 2) * linalg.tensorinv(a.reshape(2, 2, 2, 2), 2)), A),
+        "scipy_lu": (lambda a: (lambda p, l, u: m.sum(W * (p @ l)) + m.sum(W.T * u))(*scipy_linalg.lu(a)), A),
+        "scipy_inv": (lambda a: m.sum(W * scipy_linalg.inv(a)), A),
+        "scipy_det": (lambda a: scipy_linalg.det(a), A),
+        "scipy_solve": (lambda a: m.sum(m.sin(scipy_linalg.solve(a, B, assume_a="gen"))), A),
+        "scipy_solve_pos": (lambda a: m.sum(B * scipy_linalg.solve(symmetric(m, a), B, assume_a="pos")), A),
+        "scipy_eigh": (lambda a: m.sum(scipy_linalg.eigh(symmetric(m, a) + W + W.T, eigvals_only=True) ** 3), A),
+        "scipy_svd": (lambda a: m.sum(scipy_linalg.svd(a, compute_uv=False) ** 2), TALL),
+        "scipy_qr": (lambda a: (lambda q, r: m.sum(W[:3, :3] * (r * r)) + m.sum(TALL * (q * q)))(
+            *scipy_linalg.qr(a, mode="economic")), TALL),
     }
 
 

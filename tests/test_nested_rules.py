@@ -39,8 +39,10 @@ KINKED_AT_ZERO = {"abs", "sign", "floor", "ceil", "round", "rem", "floor_divide"
 # Samplers whose domain excludes 0 in a way that evaluation cannot detect: the sample kernels
 # iterate Newton's method to a relative tolerance, which never ends near a = 0 from the negative side;
 # a ** b at (0, 0) is a branch point, finite in value with first derivatives 0 by convention, but
-# with no second derivative in any mode.
-NOT_AT_ZERO = {"kernel", "pow"}
+# with no second derivative in any mode. E_n(x) at x = 0 is finite for n >= 2, but its (n-1)-th
+# derivative (E_1, a logarithm) is infinite there. The square root of the zero matrix is 0, but it
+# has no derivative (the Frechet derivative of sqrtm at a singular matrix does not exist).
+NOT_AT_ZERO = {"kernel", "pow", "expn", "sqrtm"}
 # For complex operands 0 lies on the branch cut of arccosh ((-inf, 1] on the real axis), across which
 # it jumps: no derivative there (for real operands 0 is outside its domain, and the case skips itself).
 BRANCH_CUT_AT_ZERO = {"arccosh"}

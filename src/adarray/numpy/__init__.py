@@ -14,8 +14,36 @@ import numpy as _np
 
 from ..tracing import ARRAY_METHODS
 from . import fft, linalg
+from ._arithmetic import (
+    allclose,
+    around,
+    array_equal,
+    array_equiv,
+    cbrt,
+    copysign,
+    divmod,
+    fix,
+    float_power,
+    fmod,
+    frexp,
+    gcd,
+    heaviside,
+    isclose,
+    isinf,
+    isneginf,
+    isposinf,
+    lcm,
+    ldexp,
+    modf,
+    nextafter,
+    rint,
+    signbit,
+    trunc,
+)
 from ._array import Array, wrap_functions
+from ._assembly import block, ndim, resize, shape, size
 from ._complex import angle, conj, conjugate, imag, iscomplex, iscomplexobj, isreal, isrealobj, real, real_if_close
+from ._constructors import copy, empty, empty_like, fromfunction, geomspace, identity, logspace
 from ._counting import bincount, histogram
 from ._creation import (
     arange,
@@ -29,6 +57,20 @@ from ._creation import (
     ones_like,
     zeros,
     zeros_like,
+)
+from ._index_tricks import (
+    diag_indices,
+    diag_indices_from,
+    indices,
+    ix_,
+    mgrid,
+    ogrid,
+    ravel_multi_index,
+    tril_indices,
+    tril_indices_from,
+    triu_indices,
+    triu_indices_from,
+    unravel_index,
 )
 from ._indexing import at, getitem, take, take_along_axis
 from ._linalg import dot, einsum, inner, matmul, outer, tensordot, vdot
@@ -55,7 +97,6 @@ from ._math import (
     acos,
     acosh,
     add,
-    allclose,
     arccos,
     arccosh,
     arcsin,
@@ -88,7 +129,6 @@ from ._math import (
     greater,
     greater_equal,
     hypot,
-    isclose,
     isfinite,
     isnan,
     less,
@@ -157,6 +197,7 @@ from ._reductions import (
     sum,
     var,
 )
+from ._selection import choose, compress, digitize, extract, isin, lexsort, put_along_axis, trim_zeros
 from ._shape import (
     atleast_1d,
     atleast_2d,
@@ -224,10 +265,6 @@ from .linalg import norm
 float32, float64, int32, int64, bool_ = _np.float32, _np.float64, _np.int32, _np.int64, _np.bool_
 complex64, complex128, float16, dtype = _np.complex64, _np.complex128, _np.float16, _np.dtype
 
-
-def ndim(x) -> int:
-    """The number of dimensions (numpy.ndim; works on traced values)."""
-    return len(_np.shape(x)) if not hasattr(x, "aval") else x.aval.ndim
 pi, e, inf, nan, newaxis = _np.pi, _np.e, _np.inf, _np.nan, None
 
 

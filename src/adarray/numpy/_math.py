@@ -348,18 +348,3 @@ def logaddexp2(x, y):
     return ew.div(ew.logaddexp(ew.mul(a, np.log(2.0)), ew.mul(b, np.log(2.0))), np.log(2.0))
 
 
-def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
-    """|a - b| <= atol + rtol |b| elementwise, infinities equal only to themselves (numpy.isclose)."""
-    x, y = prepare("isclose", a, b, dtype=float_dtype(a, b))
-    finite = logical_and(isfinite(x), isfinite(y))
-    x0, y0 = where(finite, x, 0), where(finite, y, 0)  # no inf - inf (a warning) where the answer is x == y
-    close = less_equal(ew.abs(subtract(x0, y0)), ew.add(ew.mul(ew.abs(y0), float(rtol)), float(atol)))
-    out = where(finite, close, equal(x, y))
-    return logical_or(out, logical_and(isnan(x), isnan(y))) if equal_nan else out
-
-
-def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
-    """True if isclose holds everywhere (numpy.allclose); a traced boolean under a trace."""
-    from ._reductions import all as all_
-
-    return all_(isclose(a, b, rtol, atol, equal_nan))

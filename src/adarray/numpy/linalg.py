@@ -507,4 +507,61 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):  # noqa: A002 - NumPy's nam
     return norm(x, ord=ord, axis=(ndim - 2, ndim - 1), keepdims=keepdims)
 
 
+# --- condition numbers and tensor equations -----------------------------------------------------
+
+
+def cond(x, p=None):
+    """The condition number of x in the norm p (numpy.linalg.cond): s_max / s_min from the singular
+    values for p None or 2 (s_min / s_max for -2; any (..., m, n)), else norm(x, p) norm(inv(x), p) for
+    square x with p in 'fro', 'nuc', inf, -inf, 1, -1. Differentiable through svd / inv and norm;
+    a singular matrix gives inf for p None, 2 and -2 (0 for -2) and raises LinAlgError otherwise
+    (inv raises, as in solve)."""
+    x = _matrix("cond", _float(x))
+    if 0 in shape(x)[-2:]:
+        raise LinAlgError("linalg.cond: cond is not defined on empty arrays")
+    if p is None or (not isinstance(p, str) and p in (2, -2)):
+        values = svd(x, compute_uv=False)
+        largest, smallest = values[..., 0], values[..., -1]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return smallest / largest if p == -2 else largest / smallest
+    _matrix("cond", x, square=True)
+    ndim = len(shape(x))
+    return norm(x, p, axis=(ndim - 2, ndim - 1)) * norm(inv(x), p, axis=(ndim - 2, ndim - 1))
+
+
+def tensorsolve(a, b, axes=None):
+    """x with tensordot(a, x, x.ndim) == b (numpy.linalg.tensorsolve): a reshaped to a square
+    matrix; `axes` are moved to the end of a first."""
+    a, b = _float(_asarray(a), b), _float(_asarray(b), a)
+    ndim = len(shape(a))
+    if axes is not None:
+        order = [k for k in range(ndim) if k not in [normalize_axis(int(q), ndim, "linalg.tensorsolve")
+                                                     for q in axes]]
+        order += [normalize_axis(int(q), ndim, "linalg.tensorsolve") for q in axes]
+        a = moveaxis(a, order, list(range(ndim)))
+    unknown_shape = tuple(shape(a)[len(shape(b)):])
+    count = int(np.prod(unknown_shape))
+    if int(np.prod(shape(a))) != count * count:
+        raise LinAlgError(f"linalg.tensorsolve: a of shape {shape(a)} and b of shape {shape(b)} do not give a "
+                          "square system (prod(a.shape[b.ndim:]) ** 2 must equal a.size)")
+    x = solve(reshape(a, (count, count)), reshape(b, (count,)))
+    return reshape(x, unknown_shape)
+
+
+def tensorinv(a, ind=2):
+    """The inverse of a with respect to tensordot over its first `ind` axes
+    (numpy.linalg.tensorinv): inv of a reshaped to a square matrix, reshaped back."""
+    a = _float(_asarray(a))
+    if int(ind) <= 0:
+        raise ArgumentError(f"linalg.tensorinv: ind must be a positive integer, got {ind!r}")
+    ind = int(ind)
+    old_shape = tuple(shape(a))
+    rows = int(np.prod(old_shape[ind:]))
+    if rows * rows != int(np.prod(old_shape)):
+        raise LinAlgError(f"linalg.tensorinv: a of shape {old_shape} with ind={ind} is not square "
+                          "(prod(a.shape[:ind]) must equal prod(a.shape[ind:]))")
+    return reshape(inv(reshape(a, (rows, rows))), old_shape[ind:] + old_shape[:ind])
+
+
+__all__ += ["cond", "tensorinv", "tensorsolve"]
 ARRAY_METHODS.update({f"function.{name}": globals()[name] for name in __all__ if name != "LinAlgError"})

@@ -3,11 +3,13 @@
 Importing this package registers every primitive.
 """
 from . import (  # noqa: F401
+    arithmetic,
     complex,
     eig,
     elementwise,
     factorizations,
     fft,
+    gamma_functions,
     indexing,
     linalg,
     matrix_functions,
@@ -16,6 +18,7 @@ from . import (  # noqa: F401
     sort,
     special,
     spectral,
+    sqrtm_logm,
     structural,
     triangular,
 )

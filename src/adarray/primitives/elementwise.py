@@ -13,7 +13,7 @@ from ..core.errors import ShapeError
 from ..core.primitive import REGISTRY, Primitive, Zero
 from ..core.types import is_complex, is_float
 from .rules import aval_of_value, batch_elementwise, elementwise, linear, nondifferentiable, zero_derivative
-from .scalar import COMPLEX_OPERANDS, PARTIALS, PIECEWISE_CONSTANT, SINGULAR
+from .scalar import COMPLEX_OPERANDS, PARTIALS, SINGULAR
 
 # Sampling domains for the generated rule tests: name -> (low, high).
 DOMAINS = {
@@ -101,16 +101,40 @@ neg_p, neg = _unary("neg", lambda p: linear(p, _neg_transpose))
 
 # --- maps with partials from the scalar table ---------------------------------------------------
 
-_UNARY = ("exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "arcsin", "arccos", "arctan",
-          "sinh", "cosh", "tanh", "logistic", "erf", "abs",
-          "arcsinh", "arccosh", "arctanh", "log2", "log10", "exp2", "sinc")
-_BINARY_FLOAT = ("div", "pow", "arctan2", "logaddexp", "rem", "hypot")
-for _name in _UNARY:
-    globals()[f"{_name}_p"], globals()[_name] = _unary(_name, _partials_rule(_name))
-for _name in PIECEWISE_CONSTANT:
-    globals()[f"{_name}_p"], globals()[_name] = _unary(_name, zero_derivative)
-for _name in _BINARY_FLOAT:
-    globals()[f"{_name}_p"], globals()[_name] = _binary(_name, _partials_rule(_name), floats_only=True)
+exp_p, exp = _unary("exp", _partials_rule("exp"))
+log_p, log = _unary("log", _partials_rule("log"))
+log1p_p, log1p = _unary("log1p", _partials_rule("log1p"))
+expm1_p, expm1 = _unary("expm1", _partials_rule("expm1"))
+sqrt_p, sqrt = _unary("sqrt", _partials_rule("sqrt"))
+sin_p, sin = _unary("sin", _partials_rule("sin"))
+cos_p, cos = _unary("cos", _partials_rule("cos"))
+tan_p, tan = _unary("tan", _partials_rule("tan"))
+arcsin_p, arcsin = _unary("arcsin", _partials_rule("arcsin"))
+arccos_p, arccos = _unary("arccos", _partials_rule("arccos"))
+arctan_p, arctan = _unary("arctan", _partials_rule("arctan"))
+sinh_p, sinh = _unary("sinh", _partials_rule("sinh"))
+cosh_p, cosh = _unary("cosh", _partials_rule("cosh"))
+tanh_p, tanh = _unary("tanh", _partials_rule("tanh"))
+logistic_p, logistic = _unary("logistic", _partials_rule("logistic"))
+erf_p, erf = _unary("erf", _partials_rule("erf"))
+abs_p, abs = _unary("abs", _partials_rule("abs"))
+arcsinh_p, arcsinh = _unary("arcsinh", _partials_rule("arcsinh"))
+arccosh_p, arccosh = _unary("arccosh", _partials_rule("arccosh"))
+arctanh_p, arctanh = _unary("arctanh", _partials_rule("arctanh"))
+log2_p, log2 = _unary("log2", _partials_rule("log2"))
+log10_p, log10 = _unary("log10", _partials_rule("log10"))
+exp2_p, exp2 = _unary("exp2", _partials_rule("exp2"))
+sinc_p, sinc = _unary("sinc", _partials_rule("sinc"))
+sign_p, sign = _unary("sign", zero_derivative)
+floor_p, floor = _unary("floor", zero_derivative)
+ceil_p, ceil = _unary("ceil", zero_derivative)
+round_p, round = _unary("round", zero_derivative)
+div_p, div = _binary("div", _partials_rule("div"), floats_only=True)
+pow_p, pow = _binary("pow", _partials_rule("pow"), floats_only=True)
+arctan2_p, arctan2 = _binary("arctan2", _partials_rule("arctan2"), floats_only=True)
+logaddexp_p, logaddexp = _binary("logaddexp", _partials_rule("logaddexp"), floats_only=True)
+rem_p, rem = _binary("rem", _partials_rule("rem"), floats_only=True)
+hypot_p, hypot = _binary("hypot", _partials_rule("hypot"), floats_only=True)
 mul_p, mul = _binary("mul", _partials_rule("mul"))
 maximum_p, maximum = _binary("maximum", _partials_rule("maximum"))
 minimum_p, minimum = _binary("minimum", _partials_rule("minimum"))
@@ -172,10 +196,15 @@ def stop_gradient(x):
 
 # --- comparisons and logic (boolean results, never differentiated) -----------------------------
 
-for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
-    globals()[f"{_name}_p"], globals()[_name] = _binary(_name, nondifferentiable, result_dtype=np.bool_)
-for _name in ("logical_and", "logical_or", "logical_xor"):
-    globals()[f"{_name}_p"], globals()[_name] = _binary(_name, nondifferentiable)
+eq_p, eq = _binary("eq", nondifferentiable, result_dtype=np.bool_)
+ne_p, ne = _binary("ne", nondifferentiable, result_dtype=np.bool_)
+lt_p, lt = _binary("lt", nondifferentiable, result_dtype=np.bool_)
+le_p, le = _binary("le", nondifferentiable, result_dtype=np.bool_)
+gt_p, gt = _binary("gt", nondifferentiable, result_dtype=np.bool_)
+ge_p, ge = _binary("ge", nondifferentiable, result_dtype=np.bool_)
+logical_and_p, logical_and = _binary("logical_and", nondifferentiable)
+logical_or_p, logical_or = _binary("logical_or", nondifferentiable)
+logical_xor_p, logical_xor = _binary("logical_xor", nondifferentiable)
 logical_not_p = Primitive("logical_not", _same_shape_rule("logical_not"))
 nondifferentiable(logical_not_p)
 isfinite_p = Primitive("isfinite", _same_shape_rule("isfinite", floats_only=True, result_dtype=np.bool_))
@@ -304,21 +333,27 @@ def _sampler(prim, arity):
     return sample
 
 
-for _prim_name in ("add", "sub", "neg", "mul", "maximum", "minimum", "stop_gradient", "floor_divide",
-                   *PIECEWISE_CONSTANT, *_UNARY, *_BINARY_FLOAT):
-    _prim = globals()[f"{_prim_name}_p"]
-    _unary_name = _prim_name in (*_UNARY, *PIECEWISE_CONSTANT, "neg", "stop_gradient")
-    _prim.sample = _sampler(_prim, 1 if _unary_name else 2)
+for _prim in (
+    neg_p, stop_gradient_p, sign_p, floor_p, ceil_p, round_p, exp_p, log_p, log1p_p, expm1_p, sqrt_p, sin_p,
+    cos_p, tan_p, arcsin_p, arccos_p, arctan_p, sinh_p, cosh_p, tanh_p, logistic_p, erf_p, abs_p, arcsinh_p,
+    arccosh_p, arctanh_p, log2_p, log10_p, exp2_p, sinc_p,
+):
+    _prim.sample = _sampler(_prim, 1)
+for _prim in (
+    add_p, sub_p, mul_p, maximum_p, minimum_p, floor_divide_p, div_p, pow_p, arctan2_p, logaddexp_p, rem_p,
+    hypot_p,
+):
+    _prim.sample = _sampler(_prim, 2)
 safe_mul_p.sample = lambda rng: [
     ([np.array([0.0, 1.5, -0.5, 0.0, 2.0]), rng.uniform(-2.0, 2.0, 5)], {}),
     ([rng.uniform(-2.0, 2.0, (2, 3)), rng.uniform(-2.0, 2.0, (2, 3))], {}),
     ([np.zeros((0, 2)), np.zeros((0, 2))], {}),
 ]
 integer_pow_p.sample = lambda rng: [([rng.normal(size=(3,))], {"n": n}) for n in (0, 1, 2, 3, -2)]
-for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
-    globals()[f"{_name}_p"].sample = lambda rng: [([rng.normal(size=(4,)), np.array([0.5, -1.0, 0.0, 2.0])], {})]
-for _name in ("logical_and", "logical_or", "logical_xor"):
-    globals()[f"{_name}_p"].sample = lambda rng: [([rng.normal(size=(4,)) > 0, rng.normal(size=(4,)) > 0], {})]
+for _prim in (eq_p, ne_p, lt_p, le_p, gt_p, ge_p):
+    _prim.sample = lambda rng: [([rng.normal(size=(4,)), np.array([0.5, -1.0, 0.0, 2.0])], {})]
+for _prim in (logical_and_p, logical_or_p, logical_xor_p):
+    _prim.sample = lambda rng: [([rng.normal(size=(4,)) > 0, rng.normal(size=(4,)) > 0], {})]
 logical_not_p.sample = lambda rng: [([rng.normal(size=(3,)) > 0], {})]
 isfinite_p.sample = lambda rng: [([np.array([1.0, np.inf, np.nan, -2.0])], {})]
 select_p.sample = lambda rng: [

@@ -14,16 +14,17 @@ A = U^H U (L L^H), and trans=2 ('C') the conjugate transpose.
 """
 from __future__ import annotations
 
-from ..core.errors import ArgumentError, ShapeError
+from ..core.errors import ArgumentError, ShapeError, UnsupportedError
 from ..numpy import linalg as _np_linalg
-from ..numpy._core import asvalue, shape
+from ..numpy._core import asvalue, dtype, shape
 from ..numpy._shape import broadcast_to
-from ..primitives import factorizations, matrix_functions
+from ..primitives import factorizations, matrix_functions, sqrtm_logm
 from ..primitives import triangular as _triangular
-from ..primitives.matrices import LinAlgError, conjugate, matmul, mH, tril, triu
+from ..primitives.matrices import LinAlgError, conjugate, matmul, mH, mT, tril, triu
 
 __all__ = ["LinAlgError", "cho_factor", "cho_solve", "cholesky", "expm", "lu_factor", "lu_solve",
            "solve_triangular"]
+__all__ += ["det", "eigh", "inv", "logm", "lu", "qr", "solve", "sqrtm", "svd"]
 
 
 def _prepare(name, a, b):
@@ -122,3 +123,159 @@ def expm(A):  # noqa: N803 - SciPy's name
     a = _np_linalg._matrix("expm", _np_linalg._float(A), square=True)
     return matrix_functions.expm(a)
 
+
+
+# --- SciPy's signatures over adarray.numpy.linalg: lu, inv, det, solve, eigh, svd, qr, sqrtm, logm ---
+
+
+def _read_triangle(a, lower):
+    """The symmetric matrix whose `lower` (or upper) triangle is a's, as SciPy's symmetric drivers read it."""
+    if lower:
+        return tril(a) + mT(tril(a, -1))
+    return triu(a) + mT(triu(a, 1))
+
+
+def lu(a, permute_l=False, overwrite_a=False, check_finite=True, p_indices=False):
+    """(p, l, u) with a = p @ l @ u, l unit lower triangular and u upper triangular (partial pivoting,
+    LAPACK's getrf); (p @ l, u) with permute_l; p as row indices (a = l[p] @ u) with p_indices.
+    Square matrices (stacks) only; derivatives by the LU rule."""
+    a = _np_linalg._matrix("lu", _np_linalg._float(a))
+    if shape(a)[-1] != shape(a)[-2]:
+        raise UnsupportedError(f"scipy.linalg.lu: only square matrices are supported, got shape {shape(a)}")
+    packed, _, permutation = factorizations.lu(a)             # P A = L U, P @ x == x[permutation]
+    lower, upper = factorizations.unpack_lu(packed)
+    p = mT(factorizations.permutation_matrix(permutation, dtype(packed)))
+    if permute_l:
+        return matmul(p, lower), upper
+    if p_indices:
+        from ..numpy import argsort
+
+        return argsort(permutation, axis=-1), lower, upper
+    return p, lower, upper
+
+
+def inv(a, overwrite_a=False, check_finite=True, *, assume_a=None, lower=False):
+    """The inverse. With assume_a 'sym'/'her'/'pos' only the `lower` (or upper) triangle is read, as SciPy does;
+    'upper triangular' and 'lower triangular' read that triangle."""
+    a = _np_linalg._matrix("inv", _np_linalg._float(a), square=True)
+    return _np_linalg.inv(_structured("inv", a, assume_a, lower))
+
+
+def _structured(name, a, assume_a, lower):
+    """a with only the entries SciPy's driver for `assume_a` reads."""
+    kind = _ASSUME.get(assume_a)
+    if kind is None:
+        raise ArgumentError(f"{name}: assume_a must be one of {sorted(k for k in _ASSUME if k)}, got {assume_a!r}")
+    if kind == "symmetric":
+        return _read_triangle(a, lower)
+    if kind == "diagonal":
+        return tril(triu(a))
+    if kind == "tridiagonal":
+        return tril(triu(a, -1), 1)
+    if kind in ("upper", "lower"):
+        return triu(a) if kind == "upper" else tril(a)
+    return a
+
+
+_ASSUME = {None: "general", "gen": "general", "general": "general", "sym": "symmetric", "symmetric": "symmetric",
+           "her": "symmetric", "hermitian": "symmetric", "pos": "symmetric", "positive definite": "symmetric",
+           "diagonal": "diagonal", "tridiagonal": "tridiagonal", "upper triangular": "upper",
+           "lower triangular": "lower"}
+
+
+def det(a, overwrite_a=False, check_finite=True):
+    """The determinant; its gradient adj(a)^T is exact for singular matrices too."""
+    return _np_linalg.det(a)
+
+
+def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=True, assume_a=None,
+          transposed=False):
+    """x with a @ x == b (a.T @ x == b if transposed); b (n,) or (..., n, k). assume_a picks the entries
+    read, as in SciPy: 'sym', 'her', 'pos' one triangle (`lower`), 'diagonal', 'tridiagonal', 'upper
+    triangular', 'lower triangular'; 'pos' solves by Cholesky (LinAlgError if not positive definite)."""
+    a, b, vector = _prepare("solve", a, b)
+    a = _structured("solve", a, assume_a, lower)
+    if transposed:
+        a = mT(a)
+    kind = _ASSUME[assume_a]
+    if kind in ("upper", "lower"):
+        x = _triangular.triangular_solve(a, b, lower=(kind == "lower") != bool(transposed))
+    elif assume_a in ("pos", "positive definite"):
+        factor = _triangular.cholesky(a)
+        x = _triangular.triangular_solve(factor, _triangular.triangular_solve(factor, b, lower=True),
+                                         lower=True, transpose_a=True)
+    else:
+        x = factorizations.solve(a, b)
+    return _np_linalg._from_columns(x, vector)
+
+
+def eigh(a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwrite_b=False, type=1,  # noqa: A002
+         check_finite=True, subset_by_index=None, subset_by_value=None, driver=None):
+    """Eigenvalues (ascending) and eigenvectors (columns) of the symmetric matrix whose `lower` (or upper)
+    triangle is a's; with b (symmetric positive definite, same triangle) the generalized problem
+    a v = w b v (type 1), with v.T b v = I, through the Cholesky factor of b. subset_by_index=(lo, hi)
+    keeps eigenvalues lo..hi (inclusive). Eigenvectors are unique up to sign (SciPy's LAPACK driver may
+    pick the other one)."""
+    if type != 1:
+        raise UnsupportedError(f"scipy.linalg.eigh: only type=1 (a v = w b v) is supported, got type={type}")
+    if subset_by_value is not None:
+        raise UnsupportedError("scipy.linalg.eigh: subset_by_value gives a number of eigenvalues that depends on "
+                               "the values; use subset_by_index, or select from all eigenvalues")
+    a = _np_linalg._matrix("eigh", _np_linalg._float(a), square=True)
+    uplo = "L" if lower else "U"
+    if b is None:
+        values, vectors = _np_linalg.eigh(a, UPLO=uplo)
+    else:
+        b = _np_linalg._matrix("eigh", _np_linalg._float(b, a), square=True)
+        if shape(b)[-1] != shape(a)[-1]:
+            raise ShapeError(f"scipy.linalg.eigh: a of shape {shape(a)} and b of shape {shape(b)} differ in size")
+        factor = _triangular.cholesky(_read_triangle(b, lower))          # B = L L^T
+        half = _triangular.triangular_solve(factor, _read_triangle(a, lower), lower=True)   # L^-1 A
+        reduced = mT(_triangular.triangular_solve(factor, mT(half), lower=True))           # L^-1 A L^-T
+        values, rotated = _np_linalg.eigh(reduced)
+        vectors = _triangular.triangular_solve(factor, rotated, lower=True, transpose_a=True)
+    if subset_by_index is not None:
+        first, last = (int(i) for i in subset_by_index)
+        n = shape(a)[-1]
+        if not 0 <= first <= last < n:
+            raise ArgumentError(f"scipy.linalg.eigh: subset_by_index {subset_by_index!r} is outside [0, {n - 1}]")
+        values, vectors = values[..., first:last + 1], vectors[..., first:last + 1]
+    return values if eigvals_only else (values, vectors)
+
+
+def svd(a, full_matrices=True, compute_uv=True, overwrite_a=False, check_finite=True, lapack_driver="gesdd"):
+    """(U, s, Vh) with a = U diag(s) Vh, s descending; only s if compute_uv is False."""
+    if lapack_driver not in ("gesdd", "gesvd"):
+        raise ArgumentError(f"scipy.linalg.svd: lapack_driver must be 'gesdd' or 'gesvd', got {lapack_driver!r}")
+    result = _np_linalg.svd(a, full_matrices=full_matrices, compute_uv=compute_uv)
+    return result if not compute_uv else tuple(result)
+
+
+def qr(a, overwrite_a=False, lwork=None, mode="full", pivoting=False, check_finite=True):
+    """Householder QR in SciPy's modes: 'full' (Q (m, m), R (m, n)), 'economic' (Q (m, k), R (k, n)) and
+    'r' ((R,), R (m, n)). Column pivoting and mode 'raw' are not supported."""
+    if pivoting:
+        raise UnsupportedError("scipy.linalg.qr: pivoting=True is not supported")
+    if mode not in ("full", "economic", "r"):
+        raise UnsupportedError(f"scipy.linalg.qr: mode={mode!r} is not supported (use 'full', 'economic' or 'r')")
+    q, r = _np_linalg.qr(a, mode="reduced" if mode == "economic" else "complete")
+    return (r,) if mode == "r" else (q, r)
+
+
+def sqrtm(A, disp=True, blocksize=64):  # noqa: N803 - SciPy's name
+    """The principal square root of a square matrix (stack) without eigenvalues on the closed negative real
+    axis (otherwise LinAlgError: the root is not real); derivatives by the Frechet derivative, to any order.
+
+    >>> sqrtm(np.array([[4.0, 0.0], [0.0, 9.0]]))  # doctest: +SKIP
+    array([[2., 0.],
+           [0., 3.]])
+    """
+    a = _np_linalg._matrix("sqrtm", _np_linalg._float(A), square=True)
+    return sqrtm_logm.sqrtm(a)
+
+
+def logm(A, disp=True):  # noqa: N803 - SciPy's name
+    """The principal logarithm of a square matrix (stack) without eigenvalues on the closed negative real
+    axis (otherwise LinAlgError); derivatives by the Frechet derivative, to any order."""
+    a = _np_linalg._matrix("logm", _np_linalg._float(A), square=True)
+    return sqrtm_logm.logm(a)

@@ -22,18 +22,22 @@ import math
 import operator
 
 import numpy as np
+import scipy.special as _scipy_special
 
 from .. import numpy as anp
-from ..core.errors import ArgumentError
+from ..core.errors import ArgumentError, TracingError
 from ..numpy._core import asvalue, cast, float_dtype, normalize_axes, prepare, shape
+from ..primitives import gamma_functions as gamma_prims
 from ..primitives import special as prims
 from ..primitives.structural import reshape as reshape_exact
+from ..tracing import Tracer
 
 __all__ = [
     "betainc", "betaln", "digamma", "entr", "erf", "erfc", "erfinv", "expit", "gammainc", "gammaincc", "gammaln",
     "i0", "i0e", "i1", "i1e", "kl_div", "log_ndtr", "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr",
     "ndtri", "polygamma", "psi", "rel_entr", "softmax", "xlog1py", "xlogy",
 ]
+__all__ += ["beta", "comb", "erfcinv", "expn", "factorial", "gamma", "gammasgn", "loggamma", "zeta"]
 
 
 def _floats(name, *values):
@@ -236,3 +240,105 @@ def log_softmax(x, axis=None):
         return anp.zeros_like(x)
     shifted = x - anp.stop_gradient(anp.max(x, axis=axes, keepdims=True))
     return shifted - anp.log(anp.sum(anp.exp(shifted), axis=axes, keepdims=True))
+
+
+# --- the gamma family and friends: gamma, gammasgn, loggamma, beta, factorial, comb, zeta, expn, erfcinv ---
+
+def gamma(x):
+    """The gamma function (a primitive; its derivative is gamma(x) digamma(x)).
+
+    >>> float(gamma(5.0))
+    24.0
+    """
+    (x,) = _floats("gamma", x)
+    return gamma_prims.gamma(x)
+
+
+def gammasgn(x):
+    """The sign of gamma(x): 1 for x > 0, (-1)^ceil(-x) for negative non-integers, +-1 at +-0, NaN at the
+    poles (negative integers, -inf) and NaN. Piecewise constant: derivative 0."""
+    (x,) = _floats("gammasgn", x)
+    finite = anp.isfinite(x)
+    whole = anp.floor(anp.where(finite, x, 0.0))
+    odd = anp.equal(anp.remainder(whole, 2.0), 1.0)
+    pole = anp.logical_or(anp.logical_not(finite), anp.equal(x, whole))   # negative integers and -inf
+    negative_side = anp.where(pole, np.nan, anp.where(odd, -1.0, 1.0))
+    at_zero = anp.where(anp.signbit(x), -1.0, 1.0)
+    sign = anp.where(anp.greater(x, 0.0), 1.0, anp.where(anp.equal(x, 0.0), at_zero, negative_side))
+    return anp.where(anp.isnan(x), np.nan, sign)
+
+
+def loggamma(x):
+    """The principal branch of log Gamma(x) for real x: gammaln(x) for x >= 0, NaN for x < 0 (its
+    real-valued SciPy counterpart; complex arguments are not supported)."""
+    (x,) = _floats("loggamma", x)
+    return anp.where(anp.less(x, 0.0), np.nan, prims.gammaln(anp.where(anp.less(x, 0.0), 1.0, x)))
+
+
+def beta(a, b):
+    """The beta function B(a, b) = Gamma(a) Gamma(b) / Gamma(a + b) (a primitive; derivatives by digamma)."""
+    return gamma_prims.beta(*_floats("beta", a, b))
+
+
+def _exact_integers(name, *values):
+    if any(isinstance(v, Tracer) for v in values):
+        raise TracingError(f"{name}: exact=True computes Python integers from concrete values; traced values "
+                           "need exact=False (a differentiable float result)")
+
+
+def factorial(n, exact=False):
+    """n! = gamma(n + 1) for n >= 0 and 0 for n < 0 (scipy.special.factorial); with exact=False it is
+    differentiable (also at non-integer n). exact=True gives SciPy's exact integers (concrete only)."""
+    if exact:
+        _exact_integers("factorial", n)
+        return _scipy_special.factorial(np.asarray(n) if np.ndim(n) else n, exact=True)
+    (n,) = _floats("factorial", n)
+    negative = anp.less(n, 0.0)
+    return anp.where(negative, 0.0, gamma_prims.gamma(anp.where(negative, 1.0, n) + 1.0))
+
+
+def comb(N, k, *, exact=False, repetition=False):  # noqa: N803 - SciPy's name
+    """The number of combinations of N things taken k at a time (scipy.special.comb): 0 unless
+    0 <= k <= N; with repetition, binom(N + k - 1, k) (1 for k == 0 <= N). exact=False is
+    differentiable in N and k (binom's rule, exact where the gamma functions in it are finite);
+    exact=True gives SciPy's exact integers (concrete only)."""
+    if exact:
+        _exact_integers("comb", N, k)
+        return _scipy_special.comb(N, k, exact=True, repetition=repetition)
+    n, k = _floats("comb", N, k)
+    if repetition:   # SciPy's formula: binom(N + k - 1, k) everywhere, 1 for k == 0 <= N
+        first = anp.logical_and(anp.equal(k, 0.0), anp.greater_equal(n, 0.0))
+        return anp.where(first, 1.0, gamma_prims.binom(n + k - 1.0, k))
+    inside = anp.logical_and(anp.logical_and(anp.less_equal(k, n), anp.greater_equal(n, 0.0)),
+                             anp.greater_equal(k, 0.0))
+    safe_n, safe_k = anp.where(inside, n, 1.0), anp.where(inside, k, 0.0)
+    return anp.where(inside, gamma_prims.binom(safe_n, safe_k), 0.0)
+
+
+def zeta(x, q=None):
+    """The Hurwitz zeta function sum_n (n + q)^-x, or the Riemann zeta function if q is None
+    (also for x < 1, as SciPy). Differentiable in x (by the Euler-Maclaurin formula) and in q.
+
+    >>> round(float(zeta(2.0)), 12)   # pi^2 / 6
+    1.644934066848
+    """
+    if q is None:
+        (x,) = _floats("zeta", x)
+        return gamma_prims.zeta(x, anp.ones_like(x))
+    return gamma_prims.zeta(*_floats("zeta", x, q))
+
+
+def expn(n, x):
+    """The generalized exponential integral E_n(x) for a concrete integer n >= 0 (SciPy takes arrays of
+    n; here n is static); differentiable in x: d/dx E_n = -E_(n-1)."""
+    order = _static_int(n, "expn", "n")
+    if order < 0:
+        raise ArgumentError(f"expn: n must be >= 0, got {order}")
+    (x,) = _floats("expn", x)
+    return gamma_prims.expn(x, order)
+
+
+def erfcinv(y):
+    """The inverse of erfc on (0, 2): -ndtri(y / 2) / sqrt(2) (within an ulp or two of SciPy's)."""
+    (y,) = _floats("erfcinv", y)
+    return anp.multiply(prims.ndtri(anp.multiply(y, 0.5)), -1.0 / math.sqrt(2.0))

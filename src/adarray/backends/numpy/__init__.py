@@ -10,16 +10,19 @@ concrete arrays, and constant folding in the simplifier.
 """
 from ...tracing import set_evaluator
 from . import (  # noqa: F401  (each module registers the implementations of its family)
+    arithmetic,
     arrays,
     complex,
     control,
     elementwise,
+    gamma_functions,
     kernels,
     linalg,
     parallel,
     reductions,
     sorting,
     special,
+    sqrtm_logm,
 )
 from .interpreter import compile_program, evaluate
 from .registry import IMPLS, impl, implementation

@@ -19,14 +19,20 @@ from . import (
     expon,
     gamma,
     geom,
+    halfnorm,
     laplace,
     logistic,
+    lognorm,
     multivariate_normal,
     norm,
     poisson,
     t,
+    truncnorm,
     uniform,
+    vonmises,
+    weibull_min,
 )
 
 __all__ = ["bernoulli", "beta", "binom", "cauchy", "chi2", "dirichlet", "expon", "gamma", "geom", "laplace",
            "logistic", "multivariate_normal", "norm", "poisson", "t", "uniform"]
+__all__ += ["halfnorm", "lognorm", "truncnorm", "vonmises", "weibull_min"]
