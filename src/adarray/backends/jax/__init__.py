@@ -10,16 +10,19 @@ backend="jax")`, `adarray.lower(f, backend="jax")` and `adarray.data_parallel`.
     outputs = run(*arrays)          # jax.Array results
 """
 from . import (  # noqa: F401  (each module registers the lowerings of its family)
+    arithmetic,
     arrays,
     complex,
     control,
     elementwise,
+    gamma_functions,
     kernels,
     linalg,
     parallel,
     reductions,
     sorting,
     special,
+    sqrtm_logm,
 )
 from .interpreter import Compiled, compile_program, lower_program, x64
 from .registry import HOST_CALLBACKS, LOWERINGS, lowering, lowering_of
