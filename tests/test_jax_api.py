@@ -176,3 +176,12 @@ def test_while_loop_gradient_recomputes_from_snapshots(monkeypatch):
 
     x = np.array([0.4, -0.7, 1.1])
     np.testing.assert_allclose(np.asarray(ad.jit(ad.grad(f), backend="jax")(x)), ad.grad(f)(x), rtol=1e-10)
+
+
+def test_bench_backend_jax_runs_our_xla_programs_beside_jax():
+    from benchmarks.adbench import run
+
+    args = run.build_parser().parse_args(["--backend", "jax"])
+    assert run._csv_choice(args.tools or ",".join(run.BACKEND_TOOLS[args.backend]), run.TOOLS, "tool") == [
+        "adarray", "adarray-jax", "jax"]
+    assert run._tool_module("adarray-jax").NAME == "adarray-jax" and run.available("adarray-jax")
