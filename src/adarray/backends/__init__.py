@@ -1,4 +1,4 @@
 """Backends turn a Program into a callable. One package per backend, each a table of
 implementations keyed by the Primitive object: `numpy` (the reference interpreter, the default)
-and `numba` (fused native loops). A backend imports the primitives it implements; nothing below
+`numba` (fused native loops) and `jax` (XLA lowering and sharding; optional, imported only when used). A backend imports the primitives it implements; nothing below
 the top-level API imports a backend."""
