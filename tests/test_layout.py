@@ -18,7 +18,7 @@ RULES = STAGING | {"primitives"}
 TRANSFORMS = RULES | {"passes", "transforms"}
 NESTED = TRANSFORMS | {"control"}                              # primitives whose rules transform programs
 ARRAY_API = RULES | {"numpy"}
-EXTENSIONS = NESTED | {"numpy", "parallel", "kernels"}         # every primitive family
+EXTENSIONS = NESTED | {"numpy", "parallel", "kernels", "reversible"}  # every primitive family
 API = {"api", "staging", "batching", "jacobians", "tree_util", "backends"}
 
 # layer -> the layers it may import (itself always allowed)
@@ -43,6 +43,8 @@ ALLOWED = {
     "scipy": EXTENSIONS,
     "nn": ARRAY_API | {"scipy"},
     "extend": TRANSFORMS | {"backends", "testing"},
+    "reversible": NESTED | {"numpy", "kernels"},                # the reversible language and its primitives
+    "sparse": EXTENSIONS,                                       # an application: user API and primitives
     # the top: the package itself and the command line see everything
     "__init__": None,
     "__main__": None,

@@ -12,6 +12,8 @@ transformation; programs are simplified and run by the NumPy backend.
 from . import (
     nn,  # noqa: F401  (activations and losses, as jax.nn)
     numpy,  # noqa: F401  (registers the array methods of tracers)
+    reversible,  # noqa: F401  (reversible programs: rv.reversible, rv.invert, rv.grad)
+    sparse,  # noqa: F401  (CSR and COO matrices with differentiable values)
     tree_util,  # noqa: F401  (pytrees for users: ad.tree_util.tree_map, register_dataclass, ...)
 )
 from . import primitives as _primitives  # noqa: F401  (registers every primitive)
@@ -29,6 +31,7 @@ from .core.errors import (
     KernelSyntaxError,
     NonDifferentiableError,
     ParseError,
+    ReversibilityError,
     ShapeError,
     TracingError,
     UnsupportedError,
@@ -62,4 +65,5 @@ __all__ = [
     "tree_util",
     "fixed_point",
     "data_parallel", "lower",
+    "ReversibilityError", "reversible", "sparse",
 ]

@@ -3,7 +3,7 @@
     adarray demo                                   fit a small MLP, print the gradient IR, check it
     adarray ir model.py:loss --shapes "f64[3,4],f64[4]"   print a function's IR and its gradient's
     adarray check                                  gradients of built-in functions vs finite differences
-    adarray bench adbench|parallel|mixed|overhead [...]   benchmarks (the `benchmarks` package of the distribution)
+    adarray bench adbench|parallel|mixed|overhead|reversible [...]   benchmarks (the `benchmarks` package)
 
 `main(argv)` returns the exit code: 0 on success, 1 when a check fails or the
 traced function raises, 2 for a bad command line (unknown file or function,
@@ -322,6 +322,8 @@ BENCHMARKS = {
               "HM-LSTM cell: mixed mode (NumPy, Numba) vs reverse mode over where"),
     "overhead": ("benchmarks.overhead", "overhead.py",
                  "per-call cost of cached ad.jit / ad.grad against NumPy written by hand"),
+    "reversible": ("benchmarks.reversible", "reversible.py",
+                   "reverse computing (adarray.reversible) vs fold checkpoints and lax.scan; Bessel, sparse, GMM"),
 }
 
 

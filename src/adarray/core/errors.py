@@ -80,3 +80,8 @@ class ExecutionError(Error, RuntimeError):
 
 class KernelSyntaxError(Error, SyntaxError):
     """A scalar kernel uses Python outside the kernel language, or ill-typed (names the kernel and line)."""
+
+
+class ReversibilityError(Error, ValueError):
+    """A reversible program (adarray.reversible) is not reversible: rejected when decorated, or a run-time check
+    failed (an ancilla not restored, a post-condition, a changed loop bound); names the function and line."""

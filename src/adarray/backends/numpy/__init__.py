@@ -20,6 +20,7 @@ from . import (  # noqa: F401  (each module registers the implementations of its
     linalg,
     parallel,
     reductions,
+    reversible,
     sorting,
     special,
     sqrtm_logm,

@@ -1,0 +1,295 @@
+"""The reversible statement IR: nested tuples of names, numbers and tags, so that a program is a hashable
+param of the `reversible` primitive that the IR printer writes and `ad.parse_program` reads back.
+
+Expressions
+    "x"                          a variable (scalar or array)
+    1.5, 2, True                 a constant
+    ("index", "x", i, j)         the element x[i, j] (indices are integer expressions)
+    ("len", "x"), ("shape", "x", k)      len(x), x.shape[k] (integers)
+    (op, e1, e2, ...)            op: add sub mul div pow mod floordiv neg; eq ne lt le gt ge and or not;
+                                 select (c ? a : b); sum; the math functions of MATH (exp, log, sqrt, ...)
+Targets (what a statement updates): a variable "y" or an element ("index", "x", i).
+Statements: (kind, line, ...operands); `line` is the source line, for messages.
+    ("inc", l, t, e)   t += e        ("dec", l, t, e)   t -= e        (e does not read t)
+    ("xor", l, t, e)   t ^= e        (integers and booleans; its own inverse)
+    ("mul", l, t, c)   t *= c        ("div", l, t, c)   t /= c        (c a non-zero constant)
+    ("swap", l, a, b)  ("neg", l, a) ("rot", l, a, b, theta): (a, b) <- (a cos - b sin, b cos + a sin)
+    ("call", l, f, (a1, a2, ...))   the reversible function f on the targets a1... (updated in place)
+    ("alloc", l, t, init)  ("free", l, t, init)   init: a number, ("zeros", n1, ...), ("zeros_like", e)
+    ("if", l, pre, post, then, else)     then/else are tuples of statements; post == pre after the branch
+    ("for", l, i, start, stop, step, reverse, body)    reverse: walk range(start, stop, step) backwards
+    ("while", l, pre, post, body)        post false on entry, true after every iteration
+A function is (name, args, types, check, atol, body) with types ((var, kind, rank), ...), kind "f", "i"
+or "b"; a program is a tuple of functions, the entry first, whose calls name functions of the tuple.
+`invert_block` gives the inverse (the table of NiLang's paper, section 2.2): blocks run backwards,
+each statement replaced by its inverse. For loops reverse the realised index sequence, so stepped
+ranges that do not end on `stop` (range(1, 6, 2): 1, 3, 5) come back as 5, 3, 1.
+"""
+from __future__ import annotations
+
+UNARY_MATH = ("exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh",
+              "cosh", "tanh", "logistic", "abs", "sign", "floor", "ceil", "round")
+BINARY_MATH = ("maximum", "minimum", "arctan2", "logaddexp", "hypot")
+ARITHMETIC = ("add", "sub", "mul", "div", "pow", "mod", "floordiv")
+COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge")
+LOGICAL = ("and", "or", "not")
+LEAVES = ("index", "len", "shape")
+STATEMENTS = ("inc", "dec", "xor", "mul", "div", "swap", "neg", "rot", "call", "alloc", "free", "if", "for",
+              "while")
+_INVERSE_KIND = {"inc": "dec", "dec": "inc", "mul": "div", "div": "mul", "alloc": "free", "free": "alloc"}
+SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "pow": "**", "mod": "%", "floordiv": "//",
+           "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "and": "and", "or": "or"}
+UPDATE_SYMBOLS = {"inc": "+=", "dec": "-=", "xor": "^=", "mul": "*=", "div": "/="}
+
+
+def is_name(expr) -> bool:
+    return isinstance(expr, str)
+
+
+def is_element(expr) -> bool:
+    return isinstance(expr, tuple) and expr[0] == "index"
+
+
+def base_name(target) -> str:
+    """The variable a target lives in: 'x' for x and for x[i]."""
+    return target if isinstance(target, str) else target[1]
+
+
+def names_read(expr, into=None) -> set:
+    """Every variable an expression reads (arrays read through an index or len count, indices too)."""
+    into = set() if into is None else into
+    if isinstance(expr, str):
+        into.add(expr)
+    elif isinstance(expr, tuple):
+        if expr[0] in ("index", "len", "shape"):
+            into.add(expr[1])
+            for index in expr[2:]:
+                if expr[0] == "index":
+                    names_read(index, into)
+        else:
+            for operand in expr[1:]:
+                names_read(operand, into)
+    return into
+
+
+def values_read(expr) -> set:
+    """Variables whose values an expression reads (len(x) and x.shape read only x's shape)."""
+    into = set()
+    if isinstance(expr, str):
+        into.add(expr)
+    elif isinstance(expr, tuple) and expr[0] not in ("len", "shape"):
+        if expr[0] == "index":
+            into.add(expr[1])
+        for operand in expr[(2 if expr[0] == "index" else 1):]:
+            into |= values_read(operand)
+    return into
+
+
+def shapes_read(expr) -> set:
+    """Variables whose shapes an expression reads (len(x), x.shape[k])."""
+    if isinstance(expr, tuple):
+        if expr[0] in ("len", "shape"):
+            return {expr[1]}
+        return set().union(*(shapes_read(o) for o in expr[1:])) if len(expr) > 1 else set()
+    return set()
+
+
+def names_rebound(statements, into=None) -> set:
+    """Variables a statement binds to another array, changing their shape: whole-variable swaps. (A callee that
+    swaps its arguments can too: the run-time check of the loop bounds catches that.)"""
+    into = set() if into is None else into
+    for statement in statements:
+        if statement[0] == "swap":
+            into |= {t for t in statement_targets(statement) if isinstance(t, str)}
+        for block in blocks(statement):
+            names_rebound(block, into)
+    return into
+
+
+def elements_read(expr, into=None) -> list:
+    """The references an expression reads as values: names and ("index", ...) elements, in order."""
+    into = [] if into is None else into
+    if isinstance(expr, str) or is_element(expr):
+        into.append(expr)
+    elif isinstance(expr, tuple) and expr[0] not in ("len", "shape"):
+        for operand in expr[1:]:
+            elements_read(operand, into)
+    return into
+
+
+def target_reads(target) -> set:
+    """What evaluating a target's place reads besides the target: its index expressions."""
+    into = set()
+    if is_element(target):
+        for index in target[2:]:
+            names_read(index, into)
+    return into
+
+
+def statement_targets(statement) -> list:
+    """The targets one statement writes (not descending into blocks)."""
+    kind = statement[0]
+    if kind in ("inc", "dec", "xor", "mul", "div", "neg"):
+        return [statement[2]]
+    if kind in ("swap", "rot"):
+        return [statement[2], statement[3]]
+    if kind == "call":
+        return list(statement[3])
+    if kind in ("alloc", "free"):
+        return [statement[2]]
+    return []
+
+
+def names_written(statements, into=None) -> set:
+    """Every variable written anywhere in `statements` (an element write writes its array)."""
+    into = set() if into is None else into
+    for statement in statements:
+        for target in statement_targets(statement):
+            into.add(base_name(target))
+        for block in blocks(statement):
+            names_written(block, into)
+    return into
+
+
+def blocks(statement) -> list:
+    """The nested statement blocks of a statement."""
+    kind = statement[0]
+    if kind == "if":
+        return [statement[4], statement[5]]
+    if kind == "for":
+        return [statement[7]]
+    if kind == "while":
+        return [statement[4]]
+    return []
+
+
+def invert_statement(statement):
+    """The statement that undoes `statement`."""
+    kind, line = statement[0], statement[1]
+    if kind in _INVERSE_KIND:
+        return (_INVERSE_KIND[kind],) + statement[1:]
+    if kind in ("xor", "swap", "neg"):
+        return statement
+    if kind == "rot":
+        return ("rot", line, statement[2], statement[3], ("neg", statement[4]))
+    if kind == "call":
+        return ("call", line, inverse_name(statement[2]), statement[3])
+    if kind == "if":
+        _, _, pre, post, then, orelse = statement
+        return ("if", line, post, pre, invert_block(then), invert_block(orelse))
+    if kind == "for":
+        _, _, var, start, stop, step, reverse, body = statement
+        return ("for", line, var, start, stop, step, not reverse, invert_block(body))
+    if kind == "while":
+        _, _, pre, post, body = statement
+        return ("while", line, post, pre, invert_block(body))
+    raise ValueError(f"not a reversible statement: {statement!r}")
+
+
+def invert_block(statements) -> tuple:
+    return tuple(invert_statement(s) for s in reversed(statements))
+
+
+def inverse_name(name: str) -> str:
+    """The table name of the inverse of function `name`: '~f', and '~~f' is 'f'."""
+    return name[1:] if name.startswith("~") else "~" + name
+
+
+def rename_calls(statements, rename) -> tuple:
+    """`statements` with every called function name replaced by rename(name)."""
+    out = []
+    for s in statements:
+        if s[0] == "call":
+            s = ("call", s[1], rename(s[2]), s[3])
+        elif s[0] == "if":
+            s = s[:4] + (rename_calls(s[4], rename), rename_calls(s[5], rename))
+        elif s[0] == "for":
+            s = s[:7] + (rename_calls(s[7], rename),)
+        elif s[0] == "while":
+            s = s[:4] + (rename_calls(s[4], rename),)
+        out.append(s)
+    return tuple(out)
+
+
+def called_names(statements, into=None) -> list:
+    into = [] if into is None else into
+    for s in statements:
+        if s[0] == "call" and s[2] not in into:
+            into.append(s[2])
+        for block in blocks(s):
+            called_names(block, into)
+    return into
+
+
+# --- text: a Python-like listing (print(rv.invert(f)) shows the inverse program) ----------------------------
+
+def expr_text(expr) -> str:
+    if isinstance(expr, str):
+        return expr
+    if not isinstance(expr, tuple):
+        return repr(expr)
+    op, operands = expr[0], expr[1:]
+    if op == "index":
+        return f"{operands[0]}[{', '.join(expr_text(i) for i in operands[1:])}]"
+    if op == "len":
+        return f"len({operands[0]})"
+    if op == "shape":
+        return f"{operands[0]}.shape[{operands[1]}]"
+    if op == "neg":
+        return f"(-{expr_text(operands[0])})"
+    if op == "not":
+        return f"(not {expr_text(operands[0])})"
+    if op == "select":
+        return f"({expr_text(operands[1])} if {expr_text(operands[0])} else {expr_text(operands[2])})"
+    if op in SYMBOLS:
+        return "(" + f" {SYMBOLS[op]} ".join(expr_text(o) for o in operands) + ")"
+    return f"{op}({', '.join(expr_text(o) for o in operands)})"
+
+
+def _init_text(init) -> str:
+    if isinstance(init, tuple) and init[0] == "zeros":
+        return f"zeros(({', '.join(expr_text(n) for n in init[1:])},))"
+    if isinstance(init, tuple) and init[0] == "zeros_like":
+        return f"zeros_like({expr_text(init[1])})"
+    return repr(init)
+
+
+def block_text(statements, indent: int = 1) -> list[str]:
+    pad = "    " * indent
+    lines = []
+    for s in statements:
+        kind = s[0]
+        if kind in UPDATE_SYMBOLS:
+            lines.append(f"{pad}{expr_text(s[2])} {UPDATE_SYMBOLS[kind]} {expr_text(s[3])}")
+        elif kind in ("swap", "neg", "rot"):
+            lines.append(f"{pad}{kind}({', '.join(expr_text(o) for o in s[2:])})")
+        elif kind == "call":
+            lines.append(f"{pad}{s[2]}({', '.join(expr_text(a) for a in s[3])})")
+        elif kind == "alloc":
+            lines.append(f"{pad}{s[2]} = alloc({_init_text(s[3])})")
+        elif kind == "free":
+            lines.append(f"{pad}free({s[2]}, {_init_text(s[3])})")
+        elif kind == "if":
+            lines.append(f"{pad}if if_({expr_text(s[2])}, {expr_text(s[3])}):")
+            lines += block_text(s[4], indent + 1) or [pad + "    pass"]
+            if s[5]:
+                lines.append(f"{pad}else:")
+                lines += block_text(s[5], indent + 1)
+        elif kind == "for":
+            bounds = f"range({expr_text(s[3])}, {expr_text(s[4])}, {expr_text(s[5])})"
+            lines.append(f"{pad}for {s[2]} in {'reversed(' + bounds + ')' if s[6] else bounds}:")
+            lines += block_text(s[7], indent + 1) or [pad + "    pass"]
+        elif kind == "while":
+            lines.append(f"{pad}while while_({expr_text(s[2])}, {expr_text(s[3])}):")
+            lines += block_text(s[4], indent + 1) or [pad + "    pass"]
+    return lines
+
+
+def function_text(function) -> str:
+    name, args, _, _, _, body = function
+    return "\n".join([f"def {name}({', '.join(args)}):"] + (block_text(body) or ["    pass"]))
+
+
+def program_text(program) -> str:
+    """All the functions of a program table, entry first."""
+    return "\n\n".join(function_text(f) for f in program)
