@@ -20,6 +20,7 @@ from . import (  # noqa: F401  (each module registers the lowerings of its famil
     linalg,
     parallel,
     reductions,
+    reversible,
     sorting,
     special,
     sqrtm_logm,
