@@ -43,6 +43,11 @@ ALLOWED = {
     "scipy": EXTENSIONS,
     "nn": ARRAY_API | {"scipy"},
     "extend": TRANSFORMS | {"backends", "testing"},
+    "taylor_mode": TRANSFORMS | {"staging", "backends"},
+    # applications: the public API, transformations and primitive families (to register enclosures by
+    # primitive object), never a backend
+    "bounds": EXTENSIONS | {"api", "staging", "tree_util"},
+    "optim": EXTENSIONS | {"api", "staging", "tree_util", "bounds"},
     "reversible": NESTED | {"numpy", "kernels"},                # the reversible language and its primitives
     "sparse": EXTENSIONS,                                       # an application: user API and primitives
     # the top: the package itself and the command line see everything

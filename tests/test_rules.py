@@ -5,7 +5,7 @@ forward mode against central differences, the adjoint test of reverse mode, the
 same two checks on the derivative programs (second order), and the IR contracts
 (verifier, print/parse round trip, simplify) on every derived program.
 The coverage tests require every primitive to have jvp/vjp rules or explicit
-markers, an implementation and a sampler.
+markers, a Taylor rule (or an unsupported marker), an implementation and a sampler.
 """
 from __future__ import annotations
 
@@ -99,6 +99,16 @@ def test_every_primitive_has_jvp_and_vjp_rules_or_markers():
         if not (callable(getattr(prim, rule)) or isinstance(getattr(prim, rule), Marker))
     ]
     assert not missing, "rules that are neither a callable nor an explicit Marker: " + ", ".join(missing)
+
+
+def test_every_primitive_has_a_taylor_rule_or_an_unsupported_marker():
+    """The Taylor column (ad.jet, ad.taylor; checked against nested jvp in tests/test_jet.py)."""
+    from adarray.primitives.taylor import FROM_JVP
+
+    missing = sorted(name for name, prim in REGISTRY.items()
+                     if not (callable(prim.taylor) or prim.taylor is FROM_JVP
+                             or (isinstance(prim.taylor, Marker) and prim.taylor.kind == "unsupported")))
+    assert not missing, f"no Taylor rule or unsupported(reason) marker: {missing}"
 
 
 def test_every_primitive_has_an_impl():

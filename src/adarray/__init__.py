@@ -52,6 +52,7 @@ from .parallel import (
     segment_prod,
     segment_sum,
 )
+from .taylor_mode import jet, taylor
 
 __version__ = "0.1.0"
 
@@ -65,5 +66,6 @@ __all__ = [
     "tree_util",
     "fixed_point",
     "data_parallel", "lower",
+    "jet", "taylor",
     "ReversibilityError", "reversible", "sparse",
 ]

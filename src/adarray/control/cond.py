@@ -180,3 +180,24 @@ def _sample_branches():
     first, _, _ = trace_program(lambda x: [sin(x)], aval, "first")
     second, _, _ = trace_program(lambda x: [mul(x, x)], aval, "second")
     return (first, second)
+
+
+# --- Taylor mode: a cond of the branches' Taylor programs ------------------------------------------------
+
+def _cond_taylor(series, outputs, *, branches):
+    from ..transforms.jet import grouped_jet, grouped_series, grouped_values, has_series
+
+    order = len(series[0]) - 1
+    operands = series[1:]
+    wrt = [a.differentiable and has_series(s) for s, a in zip(operands, branches[0].in_avals)]
+    groups, out_groups = [range(len(operands))], [range(len(branches[0].outputs))]
+    flags = [False] * len(branches[0].outputs)
+    for branch in branches:  # an output has coefficients if any branch gives it some
+        flags = [f or g for f, g in zip(flags, grouped_jet(branch, order, wrt, groups, out_groups)[1])]
+    derived = tuple(grouped_jet(b, order, wrt, groups, out_groups, force=flags)[0] for b in branches)
+    outs = cond_p.bind(series[0][0], *grouped_values(operands, groups, wrt), branches=derived)
+    result = grouped_series(outs, out_groups, flags, order, [aval_of_value(o) for o in outputs])
+    return [s[1:] for s in result]
+
+
+cond_p.taylor = _cond_taylor

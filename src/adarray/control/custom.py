@@ -409,3 +409,30 @@ def _sample_checkpoint(rng):
 custom_jvp_call_p.sample = _sample_custom_jvp
 custom_vjp_call_p.sample = _sample_custom_vjp
 checkpoint_call_p.sample = _sample_checkpoint
+
+
+# --- Taylor mode ---------------------------------------------------------------------------------------
+# custom_jvp: the series of the user's jvp rule (as nested jvp would use it: the rule at first order,
+# its own derivatives above). custom_vjp: the series of its jvp (the user's backward rule, transposed).
+# checkpoint: a checkpointed call of the function's Taylor program.
+
+def _checkpoint_taylor(series, outputs, *, fun):
+    from ..transforms.jet import grouped_jet, grouped_series, grouped_values, has_series
+
+    order = len(series[0]) - 1
+    wrt = [a.differentiable and has_series(s) for s, a in zip(series, fun.in_avals)]
+    groups, out_groups = [range(len(fun.inputs))], [range(len(fun.outputs))]
+    program, flags = grouped_jet(fun, order, wrt, groups, out_groups)
+    outs = checkpoint_call_p.bind(*grouped_values(series, groups, wrt), fun=program)
+    result = grouped_series(outs, out_groups, flags, order, [aval_of(o) for o in outputs])
+    return [s[1:] for s in result]
+
+
+def _set_taylor_rules():
+    from ..primitives.taylor import FROM_JVP
+
+    custom_jvp_call_p.taylor = custom_vjp_call_p.taylor = FROM_JVP
+    checkpoint_call_p.taylor = _checkpoint_taylor
+
+
+_set_taylor_rules()

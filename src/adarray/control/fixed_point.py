@@ -214,3 +214,13 @@ def _sample(rng):
 
 
 fixed_point_p.sample = _sample
+
+
+def _set_taylor_rules():
+    """Taylor mode: the series of the jvp rule (exact)."""
+    from ..primitives.taylor import FROM_JVP
+
+    fixed_point_p.taylor = FROM_JVP
+
+
+_set_taylor_rules()

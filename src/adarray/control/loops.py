@@ -404,3 +404,28 @@ def _sample_fold(rng):
 
 
 fold_p.sample = _sample_fold
+
+
+# --- Taylor mode: a fold of the body's Taylor program (the coefficients ride along in the carry) -----
+
+def _fold_taylor(series, outputs, *, body, length, reverse, num_consts, num_carry):
+    from ..transforms.jet import carried_flags, grouped_jet, grouped_series, grouped_values, has_series
+
+    order = len(series[0]) - 1
+    wrt = [a.differentiable and has_series(s) for s, a in zip(series, body.in_avals)]
+    wrt = carried_flags(body, order, wrt, [(num_consts + i, i) for i in range(num_carry)])
+    groups = [range(num_consts), range(num_consts, num_consts + num_carry), range(num_consts + num_carry,
+                                                                                  len(body.inputs))]
+    out_groups = [range(num_carry), range(num_carry, len(body.outputs))]
+    force = wrt[num_consts:num_consts + num_carry] + [False] * (len(body.outputs) - num_carry)
+    program, out_flags = grouped_jet(body, order, wrt, groups, out_groups, force)
+    carry_flags = wrt[num_consts:num_consts + num_carry]
+    outs = fold_p.bind(*grouped_values(series, groups, wrt), body=program, length=length, reverse=reverse,
+                       num_consts=num_consts + order * sum(wrt[:num_consts]),
+                       num_carry=num_carry + order * sum(carry_flags))
+    out_avals = [aval_of_value(o) for o in outputs]
+    result = grouped_series(outs, out_groups, list(out_flags), order, out_avals)
+    return [s[1:] for s in result]
+
+
+fold_p.taylor = _fold_taylor

@@ -337,3 +337,41 @@ def _sample_while_grad(rng):
 
 
 while_p.sample, while_grad_p.sample = _sample_while, _sample_while_grad
+
+
+# --- Taylor mode: a while over (carry, coefficients) with the body's Taylor program ----------------------
+# The trip count is locally constant in t, so the series of the result is the body's, iterated.
+# while_grad takes the series of its jvp rule (exact; its cost grows like 2^K: each order
+# differentiates the loop body once more).
+
+def _while_taylor(series, outputs, *, cond, body, num_consts, checkpoint):
+    from ..transforms.jet import carried_flags, grouped_jet, grouped_series, grouped_values, has_series
+
+    order = len(series[0]) - 1
+    n_carry = len(body.outputs)
+    wrt = [a.differentiable and has_series(s) for s, a in zip(series, body.in_avals)]
+    wrt = carried_flags(body, order, wrt, [(num_consts + i, i) for i in range(n_carry)])
+    groups = [range(num_consts), range(num_consts, num_consts + n_carry)]
+    program, _ = grouped_jet(body, order, wrt, groups, [range(n_carry)], force=wrt[num_consts:])
+    primal_positions = list(range(num_consts)) + list(range(
+        num_consts + order * sum(wrt[:num_consts]), num_consts + order * sum(wrt[:num_consts]) + n_carry))
+    values = grouped_values(series, groups, wrt)
+    avals = [aval_of_value(v) for v in values]
+
+    def new_cond(*args):
+        return eval_program(cond, [args[i] for i in primal_positions])
+
+    outs = while_p.bind(*values, cond=_program(new_cond, avals, "while jet cond"), body=program,
+                        num_consts=num_consts + order * sum(wrt[:num_consts]), checkpoint=checkpoint)
+    result = grouped_series(outs, [range(n_carry)], wrt[num_consts:], order, [aval_of_value(o) for o in outputs])
+    return [s[1:] for s in result]
+
+
+def _set_taylor_rules():
+    from ..primitives.taylor import FROM_JVP
+
+    while_p.taylor = _while_taylor
+    while_grad_p.taylor = FROM_JVP
+
+
+_set_taylor_rules()

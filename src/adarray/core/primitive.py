@@ -10,6 +10,8 @@ others lists; zeros are `Zero` markers):
     jvp(tangents, primals, output, **params) -> output tangent
     vjp(cotangent, primals, output, needs, **params) -> one cotangent per input (None if not needed)
     transpose(cotangent, in_avals, **params) -> one cotangent per input (linear primitives)
+    taylor(series, output, **params) -> output series (each series [x_0, x_1, ..., x_K], x_k a value
+                                         or Zero for k >= 1: x(t) = sum_k x_k t^k)
 """
 from __future__ import annotations
 
@@ -67,7 +69,7 @@ class Primitive:
     """
 
     __slots__ = ("name", "abstract_eval", "multiple_results", "jvp", "vjp", "transpose", "batch", "sample",
-                 "elementwise", "prune", "forward_with_residuals")
+                 "elementwise", "prune", "forward_with_residuals", "taylor", "enclosure")
 
     def __init__(self, name: str, abstract_eval, *, multiple_results: bool = False):
         if name in REGISTRY:
@@ -88,6 +90,10 @@ class Primitive:
         # computes the outputs and whatever its vjp rule will need (a loop's tape, checkpoints) at once;
         # the vjp rule then gets `residuals=`.
         self.forward_with_residuals = None
+        # Taylor mode (transforms/jet.py): taylor(series, outputs, **params) -> output series, a rule kind
+        # (primitives/taylor.py), or unsupported(reason). Bounds (adarray.bounds): an enclosure rule.
+        self.taylor = None
+        self.enclosure = None
         REGISTRY[name] = self
 
     def bind(self, *args, **params):

@@ -266,3 +266,20 @@ def _kernel_batch(args, batched, size, *, kernel, name):
 kernel_p.jvp, kernel_p.vjp, kernel_p.batch = _kernel_jvp, _kernel_vjp, _kernel_batch
 kernel_p.forward_with_residuals = _kernel_forward
 kernel_p.prune = lambda eqn, used: prune_nested(eqn, used, "kernel")  # unused outputs leave the kernel
+
+
+# --- Taylor mode: a kernel call of the kernel's Taylor program (scalar IR again) -------------------------
+
+def _kernel_taylor(series, outputs, *, kernel, name):
+    from ..transforms.jet import grouped_jet, grouped_series, grouped_values, has_series
+
+    order = len(series[0]) - 1
+    wrt = [a.differentiable and has_series(s) for s, a in zip(series, kernel.in_avals)]
+    groups, out_groups = [range(len(kernel.inputs))], [range(len(kernel.outputs))]
+    program, flags = grouped_jet(kernel, order, wrt, groups, out_groups)
+    outs = kernel_p.bind(*grouped_values(series, groups, wrt), kernel=program, name=_suffix(name, f"taylor{order}"))
+    result = grouped_series(outs, out_groups, flags, order, [aval_of_value(o) for o in outputs])
+    return [s[1:] for s in result]
+
+
+kernel_p.taylor = _kernel_taylor

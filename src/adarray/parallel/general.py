@@ -410,3 +410,31 @@ def _sample(rng):
 
 
 general_scan_p.sample = general_reduce_p.sample = _sample
+
+
+# --- Taylor mode: the same scan or reduction over truncated series ----------------------------------------
+# An associative operator stays associative on truncated Taylor series (it acts on functions of t,
+# and truncation mod t^(K+1) commutes with it), so the Taylor program of the operator, with elements
+# (leaves, then the coefficients of each float leaf) and the identity's coefficients zero, is a
+# user operator of the same primitive.
+
+def _general_taylor(primitive):
+    def taylor(series, outputs, *, op, identity):
+        from ..transforms.jet import grouped_jet, grouped_series, grouped_values
+
+        order = len(series[0]) - 1
+        k = len(op.outputs)
+        flags = [a.differentiable for a in _element_avals(op)]
+        program, _ = grouped_jet(op, order, flags + flags, [range(k), range(k, 2 * k)], [range(k)], force=flags)
+        values = identity_values(identity)
+        wide_identity = values + [np.zeros_like(v) for v, f in zip(values, flags) if f for _ in range(order)]
+        outs = primitive.bind(*grouped_values(series, [range(k)], flags), op=program,
+                              identity=constant_program(wide_identity))
+        result = grouped_series(outs, [range(k)], flags, order, [aval_of_value(o) for o in outputs])
+        return [s[1:] for s in result]
+
+    return taylor
+
+
+general_scan_p.taylor = _general_taylor(general_scan_p)
+general_reduce_p.taylor = _general_taylor(general_reduce_p)

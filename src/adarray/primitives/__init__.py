@@ -7,6 +7,7 @@ from . import (  # noqa: F401
     complex,
     eig,
     elementwise,
+    elementwise_taylor,
     factorizations,
     fft,
     gamma_functions,

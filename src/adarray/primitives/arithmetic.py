@@ -120,8 +120,15 @@ def _ldexp_jvp(tangents, primals, output):
     return Zero(aval_of_value(output)) if is_zero(tangent) else ldexp(tangent, primals[1])
 
 
+def _ldexp_taylor(series, output):
+    """Linear in x for the (integer, constant) exponents: y_k = ldexp(x_k, n)."""
+    x, n = series[0], series[1][0]
+    return [c if is_zero(c) else ldexp(c, n) for c in x[1:]]
+
+
 ldexp_p.jvp = _ldexp_jvp
 ldexp_p.vjp = lambda cotangent, primals, output, needs: [ldexp(cotangent, primals[1]) if needs[0] else None, None]
+ldexp_p.taylor = _ldexp_taylor
 
 # --- integer and boolean results ----------------------------------------------------------------
 

@@ -106,6 +106,16 @@ def _eig_vjp(cotangents, primals, outputs, needs, *, compute_v):
 
 
 eig_p.jvp, eig_p.vjp = _eig_jvp, _eig_vjp
+
+
+def _set_taylor_rule():
+    """Taylor mode: the series of the jvp rule (exact; it re-binds eig once per order)."""
+    from .taylor import FROM_JVP
+
+    eig_p.taylor = FROM_JVP
+
+
+_set_taylor_rule()
 batch_matrices(eig_p)
 
 

@@ -312,3 +312,29 @@ qr_p.sample = lambda rng: [
     ([complex_normal(rng, (2, 4))], {"full_matrices": True}),
     ([complex_normal(rng, (3, 3))], {"full_matrices": True}),
 ]
+
+
+# --- Taylor mode ----------------------------------------------------------------------------------------
+# solve: A(t) X(t) = B(t) gives X_k = A_0^-1 (B_k - sum_{j=1}^k A_j X_(k-j)), K solves with A_0.
+# lu and qr take the series of their jvp rules (exact; they re-bind the factorisation once).
+
+def _solve_taylor(series, output):
+    from .taylor import is_zero, sub, total
+
+    a, b = series
+    x = [output]
+    for k in range(1, len(a)):
+        rhs = sub(b[k], total([matmul(a[j], x[k - j]) for j in range(1, k + 1) if not is_zero(a[j])],
+                              aval_of_value(output)))
+        x.append(rhs if is_zero(rhs) else solve(a[0], rhs))
+    return x[1:]
+
+
+def _set_taylor_rules():
+    from .taylor import FROM_JVP
+
+    solve_p.taylor = _solve_taylor
+    lu_p.taylor = qr_p.taylor = FROM_JVP
+
+
+_set_taylor_rules()

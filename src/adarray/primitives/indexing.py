@@ -524,3 +524,25 @@ def _scatter_batch(args, batched, size, *, spec, op):
 
 
 gather_p.batch, scatter_p.batch = _gather_batch, _scatter_batch
+
+
+# --- Taylor mode: gather and scatter-add/set are linear in the values, scatter-min/max follow their
+# winner (all: the jvp applied to every coefficient); scatter-mul is the series of its jvp. ------------
+
+def _scatter_taylor(series, output, *, spec, op):
+    from .taylor import FROM_JVP, piecewise_linear_taylor
+
+    if op == "mul":
+        return FROM_JVP
+    return piecewise_linear_taylor(scatter_p)(series, output, spec=spec, op=op)
+
+
+def _set_taylor_rules():
+    from .taylor import FROM_JVP, piecewise_linear_taylor
+
+    gather_p.taylor = piecewise_linear_taylor(gather_p)
+    scatter_p.taylor = _scatter_taylor
+    scatter_mul_partials_p.taylor = FROM_JVP
+
+
+_set_taylor_rules()

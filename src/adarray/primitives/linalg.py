@@ -99,3 +99,23 @@ def _einsum_batch(args, batched, size, *, spec):
 
 
 einsum_p.batch = _einsum_batch
+
+
+# --- Taylor mode: bilinear, so a Cauchy product of einsums --------------------------------------------
+
+def _einsum_taylor(series, output, *, spec):
+    from .taylor import cauchy
+
+    a, b = series
+    aval = aval_of_value(output)
+    return [cauchy(a, b, k, product=lambda x, y: _einsum_or_zero(spec, x, y, output), aval=aval)
+            for k in range(1, len(a))]
+
+
+def _einsum_or_zero(spec, x, y, output):
+    if is_zero(x) or is_zero(y):
+        return Zero(aval_of_value(output))
+    return einsum(spec, x, y)
+
+
+einsum_p.taylor = _einsum_taylor

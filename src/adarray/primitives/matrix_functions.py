@@ -297,3 +297,36 @@ expm_p.sample = lambda rng: [
     ([(0.5 * rng.normal(size=(3, 3))).astype(np.float32)], {}),
     ([0.5 * complex_normal(rng, (3, 3))], {}),
 ]
+
+
+# --- Taylor mode ----------------------------------------------------------------------------------------
+# expm (and sqrtm, logm: any primary matrix function): a matrix series A(t) = sum_j A_j t^j maps to the
+# block upper triangular Toeplitz matrix T(A) with blocks T_(ij) = A_(j-i), an algebra homomorphism
+# (mod t^(K+1)), so f(T(A)) = T(f(A(t))) and the first block row of f of one matrix of size (K+1) n
+# holds every coefficient (Mathias 1996; the Frechet derivative above is the case K = 1). det, adjugate,
+# adjugate_derivative and pinv take the series of their jvp rules: exact, and finite, since the forms of
+# order n and more are zero.
+
+def primary_function_taylor(function):
+    """The Taylor rule of a primary matrix function f (expm, sqrtm, logm): f(T(A)) = T(f(A(t))) for the
+    block Toeplitz T, so the first block row of `function` of one (K+1) n matrix holds every coefficient."""
+    def taylor(series, output):
+        (a,) = series
+        order, n = len(a) - 1, aval_of_value(output).shape[-1]
+        blocks = [instantiate(c) for c in a]
+        zero = zeros(aval_of_value(output).shape, aval_of_value(output).dtype)
+        block_rows = [hstack([zero] * i + blocks[:order + 1 - i]) for i in range(order + 1)]
+        first_row = rows(function(vstack(block_rows)), 0, n)
+        return [columns(first_row, k * n, (k + 1) * n) for k in range(1, order + 1)]
+
+    return taylor
+
+
+def _set_taylor_rules():
+    from .taylor import FROM_JVP
+
+    expm_p.taylor = primary_function_taylor(expm)
+    det_p.taylor = adjugate_p.taylor = adjugate_derivative_p.taylor = pinv_p.taylor = FROM_JVP
+
+
+_set_taylor_rules()

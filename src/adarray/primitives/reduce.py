@@ -245,3 +245,25 @@ argmax_p.sample = argmin_p.sample = lambda rng: [
 reduce_p.batch = lambda args, batched, size, *, op, axes: (reduce(args[0], op, tuple(a + 1 for a in axes)), True)
 argmax_p.batch = lambda args, batched, size, *, axis: (argmax(args[0], axis + 1), True)
 argmin_p.batch = lambda args, batched, size, *, axis: (argmin(args[0], axis + 1), True)
+
+
+# --- Taylor mode: add is linear, max/min follow their winner, mul is the series of its jvp ------------
+
+def _reduce_taylor(series, output, *, op, axes):
+    from .taylor import FROM_JVP, linear_taylor, piecewise_linear_taylor
+
+    if op == "add":
+        return linear_taylor(reduce_p)(series, output, op=op, axes=axes)
+    if op in ("max", "min"):
+        return piecewise_linear_taylor(reduce_p)(series, output, op=op, axes=axes)
+    return FROM_JVP  # mul: through product_others, exact with zeros
+
+
+def _set_taylor_rules():
+    from .taylor import FROM_JVP
+
+    reduce_p.taylor = _reduce_taylor
+    product_others_p.taylor = FROM_JVP
+
+
+_set_taylor_rules()

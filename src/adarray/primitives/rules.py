@@ -70,6 +70,9 @@ def elementwise(prim, partials, singular: bool = False) -> None:
         return [scale(cotangent, part) if need else None for part, need in zip(parts, needs)]
 
     prim.jvp, prim.vjp = jvp, vjp
+    from .taylor import FROM_JVP
+
+    prim.taylor = FROM_JVP  # exact; the common maps get hand recurrences (elementwise_taylor.py)
 
 
 def linear(prim, transpose) -> None:
@@ -85,16 +88,25 @@ def linear(prim, transpose) -> None:
         return [ct if need else None for ct, need in zip(cts, needs)]
 
     prim.jvp, prim.vjp, prim.transpose = jvp, vjp, transpose
+    from .taylor import linear_taylor
+
+    prim.taylor = linear_taylor(prim)
 
 
 def nondifferentiable(prim) -> None:
+    from .taylor import ZERO_TAYLOR
+
     prim.jvp = prim.vjp = NOT_DIFFERENTIABLE
+    prim.taylor = ZERO_TAYLOR
 
 
 def zero_derivative(prim) -> None:
     """Derivative zero wherever it exists (floor, sign, ...)."""
     prim.jvp = lambda tangents, primals, output, **params: Zero(aval_of_value(output))
     prim.vjp = lambda cotangent, primals, output, needs, **params: [None] * len(primals)
+    from .taylor import ZERO_TAYLOR
+
+    prim.taylor = ZERO_TAYLOR
 
 
 def broadcast_batch(x, size: int):

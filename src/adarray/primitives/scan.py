@@ -276,3 +276,50 @@ matrix_recurrence_p.sample = lambda rng: [
     ([rng.normal(size=(3, 4, 3, 3)) * 0.5, rng.normal(size=(3, 4, 3))], {"reverse": True}),
     ([np.zeros((0, 2, 2)), np.zeros((0, 2))], {"reverse": False}),
 ]
+
+
+# --- Taylor mode ---------------------------------------------------------------------------------------
+# cumsum is linear, cummax/cummin follow their running winner, cumprod is the series of its jvp (a
+# linear recurrence). The recurrences are bilinear in (a, s): with s(t) = linrec(a(t), b(t)),
+#     s_k = linrec(a_0, b_k + sum_{j=1}^k a_j * shift(s_(k-j)))
+# (einsum for the matrix recurrence), K recurrences with the same coefficients a_0.
+
+def _scan_taylor(series, output, *, op, axis, reverse):
+    from .taylor import FROM_JVP, linear_taylor, piecewise_linear_taylor
+
+    if op == "add":
+        return linear_taylor(scan_p)(series, output, op=op, axis=axis, reverse=reverse)
+    if op in ("max", "min"):
+        return piecewise_linear_taylor(scan_p)(series, output, op=op, axis=axis, reverse=reverse)
+    return FROM_JVP
+
+
+def _recurrence_series(series, output, push, solve):
+    from .taylor import add, is_zero, total
+
+    (a, b) = series
+    s = [output]
+    for k in range(1, len(a)):
+        offsets = total([push(a[j], s[k - j]) for j in range(1, k + 1) if not is_zero(a[j])], aval_of_value(output))
+        offsets = add(offsets, b[k])
+        s.append(offsets if is_zero(offsets) else solve(a[0], offsets))
+    return s[1:]
+
+
+def _recurrence_taylor(series, output, *, axis, reverse):
+    return _recurrence_series(series, output, lambda a, s: ew.mul(a, shift(s, axis, reverse)),
+                              lambda a, b: linear_recurrence(a, b, axis, reverse))
+
+
+def _matrix_recurrence_taylor(series, output, *, reverse):
+    from .linalg import einsum
+
+    batch = "".join(chr(ord("A") + i) for i in range(len(aval_of_value(output).shape) - 2))
+    return _recurrence_series(
+        series, output, lambda a, s: einsum(f"{batch}kij,{batch}kj->{batch}ki", a, _shift_vectors(s, reverse)),
+        lambda a, b: matrix_recurrence(a, b, reverse))
+
+
+scan_p.taylor = _scan_taylor
+linear_recurrence_p.taylor = _recurrence_taylor
+matrix_recurrence_p.taylor = _matrix_recurrence_taylor

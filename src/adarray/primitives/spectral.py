@@ -281,3 +281,13 @@ svd_p.sample = lambda rng: [
     ([matrix_with_singular_values(rng, (3, 2), [2.0, 1.0], np.float32)], {"full_matrices": False, "compute_uv": True}),
     ([complex_normal(rng, (3, 2))], {"full_matrices": False, "compute_uv": False}),  # (phases: see eigh)
 ]
+
+
+def _set_taylor_rules():
+    """Taylor mode: the series of the jvp rules (exact; each re-binds its decomposition once)."""
+    from .taylor import FROM_JVP
+
+    eigh_p.taylor = svd_p.taylor = FROM_JVP
+
+
+_set_taylor_rules()

@@ -78,3 +78,15 @@ def _sample(rng):
 
 
 sqrtm_p.sample = logm_p.sample = _sample
+
+
+def _set_taylor_rules():
+    """Taylor mode: the function of one block Toeplitz matrix of size (K + 1) n (as for expm), not the
+    2^K n of K nested Frechet derivatives."""
+    from .matrix_functions import primary_function_taylor
+
+    sqrtm_p.taylor = primary_function_taylor(sqrtm)
+    logm_p.taylor = primary_function_taylor(logm)
+
+
+_set_taylor_rules()

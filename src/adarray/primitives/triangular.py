@@ -188,3 +188,34 @@ cholesky_p.sample = lambda rng: [
     ([spd(rng, (3, 3), np.float32)], {}),
     ([_with_noise_above(rng, spd(rng, (3, 3), np.complex128))], {}),
 ]
+
+
+# --- Taylor mode ----------------------------------------------------------------------------------------
+# triangular_solve reads only its triangle: X_k = T_0^-1 (B_k - sum_{j>=1} op(triangle(A_j)) X_(k-j)).
+# cholesky takes the series of its jvp rule (exact; it re-binds cholesky once).
+
+def _triangular_solve_taylor(series, output, *, lower, transpose_a, unit_diagonal):
+    from .taylor import is_zero, sub, total
+
+    a, b = series
+    x = [output]
+    for k in range(1, len(a)):
+        terms = []
+        for j in range(1, k + 1):
+            if not is_zero(a[j]):
+                moved = triangle(a[j], lower, unit_diagonal)
+                terms.append(matmul(mT(moved) if transpose_a else moved, x[k - j]))
+        rhs = sub(b[k], total(terms, aval_of_value(output)))
+        x.append(rhs if is_zero(rhs) else triangular_solve(a[0], rhs, lower=lower, transpose_a=transpose_a,
+                                                            unit_diagonal=unit_diagonal))
+    return x[1:]
+
+
+def _set_taylor_rules():
+    from .taylor import FROM_JVP
+
+    triangular_solve_p.taylor = _triangular_solve_taylor
+    cholesky_p.taylor = FROM_JVP
+
+
+_set_taylor_rules()

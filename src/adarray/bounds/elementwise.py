@@ -1,0 +1,207 @@
+"""Sharp one-dimensional Taylor enclosures of elementwise functions (Streeter & Dillon, "Sharp Taylor
+Polynomial Enclosures in One Dimension", arXiv:2308.00679).
+
+For f, a centre y0 and a range Y = [l, u] containing it, the degree-k enclosure is the Taylor
+coefficients c_0..c_(k-1) of f at y0 and an interval I with
+
+    f(y) - sum_{i<k} c_i (y - y0)^i  in  I (y - y0)^k     for every y in Y.
+
+The tightest I is the range of R(y) = (f(y) - sum_{i<k} c_i (y - y0)^i) / (y - y0)^k on Y. When
+f^(k) is monotone on Y, R is monotone (their Theorem 3), so I = [R(l), R(u)] (increasing) or
+[R(u), R(l)] (decreasing): two evaluations, and the polynomial touches f at both ends. Otherwise I is
+the classical Lagrange range [min f^(k), max f^(k)] / k! over Y. The monotonicity test and the
+Lagrange range come from interval enclosures of f^(k+1) and f^(k) over Y (series.py, on 8 pieces of Y
+for the functions whose recurrences overestimate); the sharp interval is intersected with the
+Lagrange one, so it is never wider. This covers exp, log, powers (negative and fractional too),
+sqrt, sin, cos, tanh, arctan, erf, logistic (sigmoid), softplus, swish; abs and relu (the kinks)
+have their own exact rule below.
+
+A rule maps (Intervals, y0, (l, u), degree) to degree + 1 intervals (c_0, ..., c_(k-1), I), arrays
+shaped like y0.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import series as s
+from .interval import Intervals
+
+
+def _pieces(y, count: int):
+    """`count` consecutive subintervals covering y, stacked on a new leading axis (neighbours share their
+    endpoint exactly, so together they cover y)."""
+    lo, hi = y
+    fractions = (np.arange(count + 1) / count).reshape((-1,) + (1,) * np.ndim(lo))
+    cuts = lo + (hi - lo) * fractions
+    cuts[0], cuts[-1] = lo, hi
+    return cuts[:-1], cuts[1:]
+
+
+def _hull_of_pieces(interval):
+    return np.min(interval[0], axis=0), np.max(interval[1], axis=0)
+
+
+def _over(series, iv: Intervals, y, m: int, pieces: int):
+    """series over the whole interval y: the hull over its pieces (tighter for recurrences that repeat y).
+    Unbounded intervals are not cut."""
+    if pieces <= 1:
+        return series(iv, y, m)
+    finite = np.isfinite(y[0]) & np.isfinite(y[1])
+    safe = (np.where(finite, y[0], 0.0), np.where(finite, y[1], 0.0))
+    parts = [_hull_of_pieces(c) for c in series(iv, _pieces(safe, pieces), m)]
+    if np.all(finite):
+        return parts
+    whole = series(iv, y, m)
+    return [(np.where(finite, p[0], w[0]), np.where(finite, p[1], w[1])) for p, w in zip(parts, whole)]
+
+
+def _taylor_form_range(series, iv: Intervals, y, m: int, pieces: int):
+    """f^(m) / m! over y, piece by piece, by its second-order Taylor form around each piece's midpoint:
+    c_m(t) = c_m(mid) + (m+1) c_(m+1)(mid) h + (m+1)(m+2) c_(m+2)(xi) h^2 with h = t - mid, intersected
+    with the natural extension c_m(piece). The point terms are tight and the interval one is multiplied
+    by h^2, so the hull over the pieces approaches the exact range quadratically in the piece width (the
+    recurrences' own overestimate, which repeats y, shrinks only linearly)."""
+    a, b = _pieces(y, pieces)
+    mid = np.clip(0.5 * a + 0.5 * b, a, b)
+    at_mid = series(iv, (mid, mid), m + 1)
+    over = series(iv, (a, b), m + 2)
+    h = iv.sub((a, b), (mid, mid))
+    linear = iv.mul(iv.scale(at_mid[m + 1], float(m + 1)), h)
+    quadratic = iv.mul(iv.scale(over[m + 2], float((m + 1) * (m + 2))), iv.square(h))
+    lo, hi = iv.intersect(iv.add(at_mid[m], iv.add(linear, quadratic)), over[m])
+    return _hull_of_pieces((np.minimum(lo, hi), np.maximum(lo, hi)))
+
+
+def _remainder_at(series, iv: Intervals, point, y0, y, degree: int):
+    """R(y) as an interval (point: the coefficients at y0; y == y0 gives c_k)."""
+    value = series(iv, (y, y), 0)[0]
+    h = iv.sub((y, y), (y0, y0))
+    poly = (np.zeros_like(y), np.zeros_like(y))
+    for i in reversed(range(degree)):  # Horner: ((c_(k-1) h + c_(k-2)) h + ...) + c_0
+        poly = iv.add(iv.mul(poly, h), point[i])
+    with np.errstate(all="ignore"):
+        r = iv.div(iv.sub(value, poly), iv.integer_power(h, degree))
+    at_centre = y == y0
+    return np.where(at_centre, point[degree][0], r[0]), np.where(at_centre, point[degree][1], r[1])
+
+
+def monotone_rule(series, pieces: int = 1, mirror: bool = False, refine: bool = False):
+    """The enclosure rule of a smooth function from its interval series. Where f^(k) is not monotone on
+    Y, the Lagrange range is recomputed on 64 pieces of Y (close to the exact range of f^(k)). With
+    `mirror` (softplus, whose f'' is even and decreasing in |y|; Streeter & Dillon sec. 4), degree 2
+    is sharp there too: R is largest at the mirror point -y0 (clipped into Y), smallest at an end.
+    `refine` marks series computed by recurrences that repeat y (their natural extension overestimates);
+    the others (powers, exp, log, sin, cos, ...) give the exact range of each derivative already."""
+    def rule(iv: Intervals, y0, y, degree: int):
+        point = series(iv, (y0, y0), degree)
+        over = _over(series, iv, y, degree + 1, pieces)
+        lagrange = over[degree]
+        increasing, decreasing = over[degree + 1][0] >= 0, over[degree + 1][1] <= 0
+        at_low = _remainder_at(series, iv, point, y0, y[0], degree)
+        at_high = _remainder_at(series, iv, point, y0, y[1], degree)
+        sharp_lo = np.where(increasing, at_low[0], np.where(decreasing, at_high[0], -np.inf))
+        sharp_hi = np.where(increasing, at_high[1], np.where(decreasing, at_low[1], np.inf))
+        neither = ~(increasing | decreasing)
+        if np.any(neither):
+            if mirror and degree == 2:
+                at_mirror = _remainder_at(series, iv, point, y0, np.clip(-y0, y[0], y[1]), degree)
+                sharp_lo = np.where(neither, np.minimum(at_low[0], at_high[0]), sharp_lo)
+                sharp_hi = np.where(neither, at_mirror[1], sharp_hi)
+            if refine:
+                finite_y = np.isfinite(y[0]) & np.isfinite(y[1])
+                with np.errstate(all="ignore"):
+                    closer = _taylor_form_range(series, iv, (np.where(finite_y, y[0], 0.0),
+                                                             np.where(finite_y, y[1], 0.0)), degree, 64)
+                finite = np.isfinite(closer[0]) & np.isfinite(closer[1]) & finite_y
+                lagrange = iv.intersect(lagrange, (np.where(finite, closer[0], -np.inf),
+                                                   np.where(finite, closer[1], np.inf)))
+        lo, hi = iv.intersect(lagrange, (sharp_lo, sharp_hi))
+        return list(point[:degree]) + [(np.minimum(lo, hi), np.maximum(lo, hi))]
+
+    return rule
+
+
+def kink_rule(slope_left: float, slope_right: float):
+    """A piecewise-linear function with one kink at 0 and f(0) = 0: relu (slopes 0, 1), abs (-1, 1).
+
+    Where Y does not cross 0 it is linear (exact). With the kink inside Y and y0 != 0, the remainder is
+    0 on y0's side and jump * |y| / (y - y0)^k on the other (jump = the change of slope), whose extreme
+    is at |y| = |y0| / (k - 1) or at the far end. With y0 on the kink, degree 1 gives the slopes'
+    range and degree >= 2 an unbounded top coefficient (-inf, inf): no polynomial of degree >= 1 with
+    a finite (y - y0)^k remainder follows a kink at its centre.
+    """
+    jump = slope_right - slope_left
+
+    def f(y):
+        return np.where(y >= 0, slope_right * y, slope_left * y)  # exact: the slopes are 0 and +-1
+
+    def rule(iv: Intervals, y0, y, degree: int):
+        lo, hi = y
+        crosses = (lo < 0) & (hi > 0)
+        if degree == 0:
+            ends = np.stack([f(lo), f(hi)] + ([np.where(crosses, 0.0, f(lo))]))
+            return [(np.min(ends, axis=0), np.max(ends, axis=0))]
+        zero = (np.zeros_like(y0), np.zeros_like(y0))
+        value = f(y0)
+        slope = np.where(crosses, np.where(y0 > 0, slope_right, np.where(y0 < 0, slope_left, 0.0)),
+                         np.where(lo >= 0, slope_right, slope_left))
+        coefficients = [(value, value)] + ([(slope, slope)] if degree >= 2 else [])
+        coefficients += [zero] * (degree - len(coefficients))
+        # the far side: |y| in (0, A], A = -lo if y0 > 0 else hi; c = |y0|
+        reach, c = np.where(y0 > 0, -lo, hi), np.abs(y0)
+        with np.errstate(all="ignore"):
+            a = np.minimum(reach, c / (degree - 1)) if degree >= 2 else reach
+            top = iv.div(iv.scale((a, a), abs(jump)), iv.integer_power(iv.add((a, a), (c, c)), degree))[1]
+        negative = (y0 > 0) & (degree % 2 == 1)  # (y - y0)^k < 0 on the far side
+        top_lo, top_hi = np.where(negative, -top, 0.0), np.where(negative, 0.0, top)
+        if degree == 1:  # R is the secant slope: the own side's slope, down to the secant to the far end
+            far = np.where(y0 > 0, lo, hi)
+            with np.errstate(all="ignore"):
+                secant = iv.div(iv.sub((f(far), f(far)), (value, value)), iv.sub((far, far), (y0, y0)))
+            own = np.where(y0 > 0, slope_right, slope_left)
+            top_lo, top_hi = np.minimum(own, secant[0]), np.maximum(own, secant[1])
+            kink = (min(slope_left, slope_right), max(slope_left, slope_right))
+            top_lo, top_hi = np.where(y0 == 0, kink[0], top_lo), np.where(y0 == 0, kink[1], top_hi)
+            linear = np.where(lo >= 0, slope_right, slope_left)
+        else:
+            top_lo, top_hi = np.where(y0 == 0, -np.inf, top_lo), np.where(y0 == 0, np.inf, top_hi)
+            linear = np.zeros_like(y0)
+        top_lo, top_hi = np.where(crosses, top_lo, linear), np.where(crosses, top_hi, linear)
+        return coefficients + [(top_lo, top_hi)]
+
+    return rule
+
+
+def step_rule(function):
+    """A piecewise-constant non-decreasing function (floor, ceil, round, sign): its range over Y as the
+    constant coefficient, zeros above (exact where Y holds one step)."""
+    def rule(iv: Intervals, y0, y, degree: int):
+        zero = (np.zeros_like(y0), np.zeros_like(y0))
+        return [(function(y[0]), function(y[1]))] + [zero] * degree
+
+    return rule
+
+
+RULES = {
+    "exp": monotone_rule(s.exp_series), "expm1": monotone_rule(s.expm1_series),
+    "log": monotone_rule(s.log_series), "log1p": monotone_rule(lambda iv, y, m: s.log_series(iv, y, m, 1.0)),
+    "sqrt": monotone_rule(s.sqrt_series), "cbrt": monotone_rule(s.cbrt_series),
+    "sin": monotone_rule(s.sin_series), "cos": monotone_rule(s.cos_series),
+    "sinh": monotone_rule(s.sinh_series), "cosh": monotone_rule(s.cosh_series),
+    "tanh": monotone_rule(s.tanh_series, pieces=8, refine=True),
+    "logistic": monotone_rule(s.logistic_series, pieces=8, refine=True),
+    "softplus": monotone_rule(s.softplus_series, pieces=8, mirror=True, refine=True),
+    "swish": monotone_rule(s.swish_series, pieces=8, refine=True),
+    "arctan": monotone_rule(s.arctan_series, pieces=8, refine=True),
+    "erf": monotone_rule(s.erf_series, pieces=8, refine=True),
+    "relu": kink_rule(0.0, 1.0), "abs": kink_rule(-1.0, 1.0),
+    "floor": step_rule(np.floor), "ceil": step_rule(np.ceil), "round": step_rule(np.round), "sign": step_rule(np.sign),
+}
+
+
+def power_rule(exponent: float):
+    """x^p for a constant p: integer (any sign of x; unbounded where a negative power meets 0) or real
+    (x >= 0)."""
+    if float(exponent) == 0.5:
+        return monotone_rule(s.sqrt_series)
+    return monotone_rule(s.power_series(exponent))
