@@ -36,7 +36,8 @@ ALLOWED = {
     "testing": TRANSFORMS | {"backends", "numpy"},
     "tree_util": CORE,
     "staging": TRANSFORMS | {"backends"},
-    "api": TRANSFORMS | {"staging", "backends"},
+    "api": TRANSFORMS | {"staging", "backends", "compiled"},
+    "compiled": TRANSFORMS | {"staging", "backends"},           # jit/lower/data_parallel on compiled backends
     "batching": TRANSFORMS | {"numpy", "staging", "api"},
     "jacobians": TRANSFORMS | {"numpy", "staging", "api", "batching"},
     "scipy": EXTENSIONS,

@@ -1,7 +1,7 @@
 """`adarray bench adbench`: the ADBench problems for adarray and its peers, side by side in one process.
 
     python -m benchmarks.adbench [--problems gmm,ba,hand,lstm] [--sizes tiny|small|medium]
-                                 [--tools adarray,jax,torch,autograd] [--backend numpy|numba|numpy,numba]
+                                 [--tools adarray,jax,torch,autograd] [--backend numpy|numba|jax|numpy,numba,jax]
                                  [--out results/] [--quick] [--profile]
 
 Thread counts are set before any numerical library is imported: when the process does not already carry the
@@ -51,8 +51,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="instance set (default small; tiny with --quick)")
     parser.add_argument("--tools", default=",".join(TOOLS), help="comma-separated: " + ",".join(TOOLS))
     parser.add_argument("--backend", default="numpy",
-                        help="adarray's backends, comma-separated: numpy (listed as 'adarray'), numba (listed as "
-                             "'adarray-numba'); default numpy")
+                        help="adarray's backends, comma-separated: numpy (listed as 'adarray'), numba "
+                             "('adarray-numba'), jax (our programs lowered to XLA, 'adarray-jax', beside "
+                             "jax.jit(jax.grad); the NumPy backend runs too, as the reference of the checks); "
+                             "default numpy")
     parser.add_argument("--out", default="results", help="output folder (default results/)")
     parser.add_argument("--data", default=None, help="ADBench data folder (default $ADBENCH_DATA or "
                                                      "../shared/data/adbench beside the repository)")
@@ -69,6 +71,14 @@ def build_parser() -> argparse.ArgumentParser:
                         help="adarray only: per-primitive time breakdown of F and J from the interpreter")
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     return parser
+
+
+def chosen_backends(args) -> list[str]:
+    """adarray's backends from --backend; with jax the NumPy backend runs too, as the checks' reference."""
+    backends = _csv_choice(args.backend, ("numpy", "numba", "jax"), "backend")
+    if "numpy" not in backends and "jax" in backends:
+        backends.insert(0, "numpy")
+    return backends
 
 
 def tool_label(backend: str) -> str:
@@ -93,12 +103,12 @@ def _relaunch(argv, threads: int) -> int:
 
 
 def available(tool: str) -> bool:
-    module = {"adarray": "adarray", "jax": "jax", "torch": "torch", "autograd": "autograd"}[tool]
+    module = {"adarray": "adarray", "adarray-jax": "jax", "jax": "jax", "torch": "torch", "autograd": "autograd"}[tool]
     return importlib.util.find_spec(module) is not None
 
 
 def _tool_module(tool: str):
-    return importlib.import_module(f"benchmarks.adbench.tool_{tool}")
+    return importlib.import_module(f"benchmarks.adbench.tool_{tool.replace('-', '_')}")
 
 
 def _cpu_model() -> str:
@@ -175,9 +185,15 @@ def run(args, problems, tools, size) -> int:
         if hasattr(module, "configure"):
             module.configure(args.threads)
         if tool == "adarray":
-            for backend in args.backends:
+            for backend in chosen_backends(args):
                 label = tool_label(backend)
-                modules[label], backends[label] = module, backend
+                if backend == "jax":   # lowered to XLA by its own tool module, not by use_backend
+                    if not available("adarray-jax"):
+                        notes.append("- adarray-jax: JAX is not installed, skipped (pip install -e \".[jax]\")")
+                        continue
+                    modules[label] = _tool_module(label)
+                else:
+                    modules[label], backends[label] = module, backend
         else:
             modules[tool] = module
     instances = catalogue(problems, size)
@@ -231,7 +247,7 @@ def run(args, problems, tools, size) -> int:
 def profile(args, problems, size) -> int:
     """Per-primitive self time of adarray's F and J on each instance (first call excluded); with the Numba
     backend, time per compiled group."""
-    if "numba" in args.backends:
+    if "numba" in chosen_backends(args):
         return profile_compiled(args, problems, size)
     from .data import catalogue, data_root
     from .harness import block
@@ -328,7 +344,7 @@ def main(argv=None) -> int:
                 raise UsageError(f"--{name.replace('_', '-')} must not be negative")
         if args.runs is not None and args.runs < 1:
             raise UsageError("--runs must be at least 1")
-        args.backends = _csv_choice(args.backend, ("numpy", "numba"), "backend")
+        chosen_backends(args)
     except UsageError as error:
         print(f"adarray bench adbench: error: {error}", file=sys.stderr)
         return 2

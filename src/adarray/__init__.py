@@ -20,6 +20,7 @@ from . import primitives as _primitives  # noqa: F401  (registers every primitiv
 from .api import grad, jit, jvp, make_ir, value_and_grad, vjp
 from .backends import numpy as _numpy_backend  # noqa: F401  (the default backend: implementations, eager calls)
 from .batching import vmap
+from .compiled import data_parallel, lower
 from .control import checkpoint, cond, custom_jvp, custom_vjp, fold, fori_loop, switch, while_loop
 from .control.fixed_point import fixed_point
 from .core.errors import (
@@ -69,5 +70,6 @@ __all__ = [
     "fixed_point",
     "jacobian_sparsity", "jet", "sparse_jacobian", "taylor",
     "set_backend", "BackendError",
+    "data_parallel", "lower",
     "ReversibilityError", "reversible", "sparse",
 ]

@@ -60,18 +60,26 @@ def _derivative_argnums(fn, argnums, args, kwargs, static_argnums, static_argnam
     return nums
 
 
-def jit(fn=None, *, static_argnums=(), static_argnames=(), guards=False, backend=None):
+def jit(fn=None, *, static_argnums=(), static_argnames=(), guards=False, backend=None, **compile_options):
     """Stage `fn` once per input signature (and static values), then only execute.
 
     With guards=True the trace knows the arguments' values, so Python control flow on traced
     values works as under grad: one program per path taken, chosen by its guards on each call.
-    backend: 'numpy' or 'numba' (compiled fused loops); by default the one `set_backend` chose.
+    backend: 'numpy', 'numba' (compiled fused loops) or 'jax' (XLA: compiled.py; `in_shardings` /
+    `out_shardings` take `jax.sharding` objects, results are `jax.Array`s); by default the one
+    `set_backend` chose.
 
     >>> fast = jit(lambda x: anp.sin(x) * x, backend="numba")  # doctest: +SKIP
     """
     if fn is None:
         return functools.partial(jit, static_argnums=static_argnums, static_argnames=static_argnames, guards=guards,
-                                 backend=backend)
+                                 backend=backend, **compile_options)
+    if backend == "jax":
+        from .compiled import jit_on
+
+        return jit_on(backend, fn, static_argnums=static_argnums, static_argnames=static_argnames, **compile_options)
+    if compile_options:
+        raise ArgumentError(f"jit: {', '.join(sorted(compile_options))} need a compiled backend (backend='jax')")
     if backend is not None:
         compiler(backend)  # an unknown or uninstalled backend fails here
 

@@ -294,6 +294,8 @@ def _argument_name(in_tree, index: int) -> str:
 def _aval(value, fn, in_tree, index: int) -> Aval:
     if isinstance(value, Tracer):
         return value.aval
+    if hasattr(type(value), "addressable_shards"):  # a jax.Array (backend="jax"): left on its devices
+        return Aval(tuple(value.shape), np.dtype(value.dtype))
     if isinstance(value, (np.ndarray, np.generic, bool, int, float, complex)):
         array = np.asarray(value)
         if array.dtype in SHORT_NAMES:

@@ -1,9 +1,11 @@
 """Backends turn a Program into a callable. One package per backend, each a table of
-implementations keyed by the Primitive object: `numpy` (the reference interpreter, the default)
-and `numba` (fused native loops). A backend imports the primitives it implements; nothing below
-the top-level API imports a backend.
+implementations keyed by the Primitive object: `numpy` (the reference interpreter, the default),
+`numba` (fused native loops) and `jax` (lowering to XLA, sharding; optional, imported only when
+used). A backend imports the primitives it implements; nothing below the top-level API imports a
+backend.
 
-`compiler(name)` is how the staging layer finds a backend's `compile_program(program, name)`."""
+`compiler(name)` is how the staging layer finds the `compile_program(program, name)` of the
+NumPy and Numba backends (the JAX backend has its own entry, `adarray.compiled`)."""
 from __future__ import annotations
 
 NAMES = ("numpy", "numba")

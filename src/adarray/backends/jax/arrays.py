@@ -1,0 +1,91 @@
+"""JAX lowerings of the structural primitives: broadcasts, reshapes, slices, gathers, scatters
+(`.at[]` with our modes), the einsum contraction, and the per-slot work of scatter-mul and
+scatter-min/max."""
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from ...primitives import indexing, linalg, structural
+from ...primitives.indexing import numpy_index
+from ...primitives.structural import slice_indices
+from .registry import lowering
+
+
+@lowering(structural.broadcast_in_dim_p)
+def _broadcast_in_dim(x, *, shape, dims):
+    return jax.lax.broadcast_in_dim(x, tuple(shape), tuple(dims))
+
+
+@lowering(structural.reshape_p)
+def _reshape(x, *, shape):
+    return jnp.reshape(x, shape)
+
+
+@lowering(structural.transpose_p)
+def _transpose(x, *, perm):
+    return jnp.transpose(x, perm)
+
+
+@lowering(structural.slice_p)
+def _slice(x, *, starts, stops, steps):
+    return x[slice_indices(starts, stops, steps)]
+
+
+@lowering(structural.unslice_p)
+def _unslice(x, *, shape, starts, stops, steps):
+    return jnp.zeros(shape, x.dtype).at[slice_indices(starts, stops, steps)].set(x)
+
+
+@lowering(structural.concatenate_p)
+def _concatenate(*xs, axis):
+    return jnp.concatenate(xs, axis=axis)
+
+
+@lowering(indexing.gather_p)
+def _gather(x, *indices, spec):
+    return x[numpy_index(spec, indices)]
+
+
+@lowering(indexing.scatter_p)
+def _scatter(x, updates, *indices, spec, op):
+    at = x.at[numpy_index(spec, indices)]
+    # Duplicate targets accumulate (as NumPy's ufunc.at); with op="set" XLA picks one of them.
+    return {"set": at.set, "add": at.add, "mul": at.multiply, "min": at.min, "max": at.max}[op](updates)
+
+
+@lowering(linalg.einsum_p)
+def _einsum(a, b, *, spec):
+    return jnp.einsum(spec, a, b, precision=jax.lax.Precision.HIGHEST)
+
+
+def _wrapped(targets, m):
+    return jnp.where(targets < 0, targets + m, targets)
+
+
+@lowering(indexing.scatter_mul_partials_p)
+def _scatter_mul_partials(x, updates, targets, weights):
+    """Zero counting per slot: the product of the non-zero updates and how many are zero, then one
+    gather and one division per update. (The NumPy backend switches to segmented prefix products
+    when a product over- or underflows; here that case loses accuracy as the division does.)"""
+    targets = _wrapped(targets, x.shape[0])
+    is_zero = updates == 0
+    zeros = jnp.zeros(x.shape, jnp.int64).at[targets].add(is_zero.astype(jnp.int64))
+    safe = jnp.where(is_zero, jnp.ones((), updates.dtype), updates)
+    product = jnp.ones(x.shape, x.dtype).at[targets].multiply(safe)
+    scaled = weights * x * product
+    count, at_slot = zeros[targets], scaled[targets]
+    own = jnp.where(count == 0, at_slot / safe, jnp.where((count == 1) & is_zero, at_slot, 0))
+    return [weights * jnp.where(zeros == 0, product, 0), own]
+
+
+@lowering(indexing.scatter_winner_p)
+def _scatter_winner(x, updates, output, targets):
+    """Per slot: -1 where x is the result, else the first update equal to it (-2 if none)."""
+    n = updates.shape[0]
+    own = x == output
+    wanted = jnp.where(own, jnp.nan, output)  # nothing equals NaN: slots x wins take no update
+    positions = jnp.broadcast_to(jnp.arange(n).reshape((n,) + (1,) * (updates.ndim - 1)), updates.shape)
+    candidates = jnp.where(updates == wanted[targets], positions, n)
+    first = jnp.full(x.shape, n, jnp.int64).at[targets].min(candidates)
+    return jnp.where(own, -1, jnp.where(first < n, first, -2)).astype(jnp.int64)

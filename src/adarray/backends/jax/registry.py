@@ -1,0 +1,50 @@
+"""The JAX backend's table: one lowering per primitive, keyed by the Primitive object.
+
+    @lowering(sin_p)
+    def _sin(x):
+        return jnp.sin(x)
+
+A lowering takes JAX arrays (tracers under `jax.jit`, one per input) and the equation's params
+as keywords, and returns one array (a list of them for a primitive with several results); it
+only calls `jax.numpy` / `jax.lax`, so the whole program becomes one XLA computation.
+
+A primitive that has no XLA formulation (yet) is registered with `host_callback(prim)`: it runs
+its NumPy implementation on the host through `jax.pure_callback` (correct values everywhere, but
+the data goes to the host and back, and XLA cannot fuse across it).
+"""
+from __future__ import annotations
+
+from ...core.errors import ExecutionError
+from ...core.primitive import Primitive
+
+LOWERINGS: dict[Primitive, object] = {}
+HOST_CALLBACKS: set[Primitive] = set()
+
+
+def lowering(*primitives: Primitive):
+    """Register the decorated function as the JAX lowering of `primitives`."""
+    for primitive in primitives:
+        if not isinstance(primitive, Primitive):
+            raise TypeError(f"lowering takes Primitive objects, got {primitive!r}")
+
+    def register(fn):
+        for primitive in primitives:
+            LOWERINGS[primitive] = fn
+        return fn
+
+    return register
+
+
+def host_callback(*primitives: Primitive) -> None:
+    """Lower `primitives` to a host callback into their NumPy implementation (see the module doc)."""
+    for primitive in primitives:
+        HOST_CALLBACKS.add(primitive)
+        LOWERINGS.pop(primitive, None)
+
+
+def lowering_of(primitive: Primitive):
+    """The lowering of `primitive`, or an ExecutionError naming it."""
+    fn = LOWERINGS.get(primitive)
+    if fn is None and primitive not in HOST_CALLBACKS:
+        raise ExecutionError(f"the JAX backend has no lowering of '{primitive.name}'")
+    return fn
