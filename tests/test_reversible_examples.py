@@ -271,89 +271,9 @@ def test_fibonacci():
     assert rv.invert(fibonacci_pair)(832040, 1346269, 30) == (0, 1, 30)
 
 
-# --- the ADBench GMM objective, written reversibly -------------------------------------------------------
+# --- the ADBench GMM objective, written reversibly (in the benchmark, which times it) ------------------------
 
-@rv.reversible
-def logsumexp(out, v):
-    s = rv.alloc(0.0)
-    with rv.compute():
-        for k in range(len(v)):
-            s += anp.exp(v[k] - v[0])
-    out += v[0] + anp.log(s)
-    rv.uncompute()
-    rv.free(s, 0.0)
-
-
-@rv.reversible
-def squared_mahalanobis(sq, means, icf, x, i, k):
-    """sq += |Q_k (x_i - mu_k)|^2, Q_k = diag(exp(icf[k, :d])) + the strict lower part in icf[k, d:], by columns."""
-    t = rv.alloc(0.0)
-    for r in range(x.shape[1]):
-        with rv.compute():
-            t += anp.exp(icf[k, r]) * (x[i, r] - means[k, r])
-            for c in range(r):
-                t += icf[k, x.shape[1] + c * (x.shape[1] - 1) - c * (c - 1) // 2 + r - c - 1] * (x[i, c] - means[k, c])
-        sq += t ** 2
-        rv.uncompute()
-    rv.free(t, 0.0)
-
-
-@rv.reversible
-def main_term(term, alphas, means, icf, x, i, k):
-    term += alphas[k]
-    for r in range(x.shape[1]):
-        term += icf[k, r]
-    sq = rv.alloc(0.0)
-    with rv.compute():
-        squared_mahalanobis(sq, means, icf, x, i, k)
-    term -= 0.5 * sq
-    rv.uncompute()
-    rv.free(sq, 0.0)
-
-
-@rv.reversible
-def gmm_objective(out, alphas, means, icf, x, gamma, m):
-    """ADBench's GMM log-likelihood with its Wishart prior, without the constant term."""
-    terms = rv.alloc(anp.zeros(len(alphas)))
-    for i in range(len(x)):
-        with rv.compute():
-            for k in range(len(alphas)):
-                main_term(terms[k], alphas, means, icf, x, i, k)
-        logsumexp(out, terms)
-        rv.uncompute()
-    rv.free(terms, 0.0)
-    t = rv.alloc(0.0)
-    with rv.compute():
-        logsumexp(t, alphas)
-    out -= len(x) * t
-    rv.uncompute()
-    rv.free(t, 0.0)
-    for k in range(len(alphas)):
-        for r in range(x.shape[1]):
-            out += 0.5 * gamma ** 2 * anp.exp(2.0 * icf[k, r]) - m * icf[k, r]
-        for j in range(x.shape[1], icf.shape[1]):
-            out += 0.5 * gamma ** 2 * icf[k, j] ** 2
-
-
-def gmm_array(alphas, means, icf, x, gamma, m):
-    """The same objective with adarray.numpy (ADBench's formulation, as in benchmarks/adbench)."""
-    n, d = x.shape
-    k = alphas.shape[0]
-    index = np.zeros((d, d), dtype=np.int64)
-    position = 1
-    for column in range(d):
-        for row in range(column + 1, d):
-            index[row, column] = position
-            position += 1
-    log_diagonal = icf[:, :d]
-    lower = anp.concatenate([anp.zeros((k, 1)), icf[:, d:]], axis=1)[:, index]
-    centred = x[:, None, :] - means[None, :, :]
-    scaled = anp.exp(log_diagonal) * centred + anp.einsum("kij,nkj->nki", lower, centred)
-    sum_log_diagonal = anp.sum(log_diagonal, axis=1)
-    inner = alphas + sum_log_diagonal - 0.5 * anp.sum(scaled * scaled, axis=2)
-    prior = anp.sum(0.5 * gamma ** 2 * (anp.sum(anp.exp(2.0 * log_diagonal), axis=1)
-                                        + anp.sum(icf[:, d:] ** 2, axis=1)) - m * sum_log_diagonal)
-    return anp.sum(anp.logsumexp(inner, axis=1)) - n * anp.logsumexp(alphas) + prior
+from benchmarks.reversible import gmm_array, gmm_objective  # noqa: E402
 
 
 def test_gmm_objective():
