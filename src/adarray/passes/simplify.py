@@ -87,6 +87,12 @@ class _Simplifier:
         self.keep(Eqn(ew.mul_p, (base, constant), {}, (combined,)))
         return [self.subst(combined)]
 
+    def product(self, a, b, like: Var):
+        out = Var(like.aval)
+        self.created.append(out)
+        self.keep(Eqn(ew.mul_p, (a, b), {}, (out,)))
+        return self.subst(out)
+
     def negate(self, atom, like: Eqn):
         if isinstance(atom, Var) and id(atom) in self.negated:
             return self.negated[id(atom)]
@@ -109,6 +115,9 @@ class _Simplifier:
                 return [b]
             if prim is ew.sub_p and _is(a, 0):
                 return [self.negate(b, eqn)]
+            if prim is ew.safe_mul_p and (_is_nonzero_constant(a) or _is_finite_constant(b)):
+                # the guard of safe_mul(x, y) (0 where x == 0) cannot change x * y here: a product
+                return self.rescale(inputs, out) or [self.product(a, b, out)]
             if prim is ew.mul_p:
                 return self.rescale(inputs, out)
             return None
@@ -145,6 +154,14 @@ def _atom_key(atom):
     if uniform is not None:
         return ("uniform", repr(uniform), str(atom.aval))  # repr keeps -0.0 apart from 0.0
     return ("literal", id(atom.value))
+
+
+def _is_nonzero_constant(atom) -> bool:
+    return isinstance(atom, Literal) and atom.uniform is not None and atom.uniform != 0
+
+
+def _is_finite_constant(atom) -> bool:
+    return isinstance(atom, Literal) and atom.uniform is not None and bool(np.isfinite(atom.uniform))
 
 
 def _is(atom, number) -> bool:
