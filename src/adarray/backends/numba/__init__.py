@@ -16,7 +16,7 @@ says how to install it.
 """
 from ...core.primitive import REGISTRY
 from ...kernels.execution import numba_available
-from . import arrays, contraction, control, elementwise, parallel, reductions  # noqa: F401  (fill the table)
+from . import arithmetic, arrays, contraction, control, elementwise, parallel, reductions, sorting  # noqa: F401
 from .table import LOWERINGS, lowerable
 
 

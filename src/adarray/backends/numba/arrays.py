@@ -12,7 +12,7 @@ import numpy as np
 
 from ...primitives import indexing, structural
 from . import scalar
-from .table import elemental, opaque
+from .table import elemental, opaque, plain_dtypes
 
 
 def _larger(eqn, position) -> bool:
@@ -233,3 +233,42 @@ def _scatter(em, eqn):
     for block in reversed(blocks):
         block.__exit__(None, None, None)
     return [Buffer(out)]
+
+
+# --- the per-slot work of scatter-mul and scatter-min/max: native kernels (indexlib.py) -------------
+
+
+def _float_values(eqn) -> bool:
+    return plain_dtypes(eqn) and np.dtype(eqn.inputs[0].aval.dtype).kind == "f"
+
+
+def _checked_call(em, eqn, call: str) -> None:
+    """`call` returns False when a target is out of range: an IndexError naming the equation."""
+    size = eqn.inputs[0].aval.shape[0]
+    em.emit(f"if not {call}:")
+    em.emit(f"    raise IndexError({_message(eqn, 0, size)!r})")
+    em.raises = True
+
+
+@opaque(indexing.scatter_winner_p, materialized=lambda eqn: range(4), supports=_float_values)
+def _scatter_winner(em, eqn):
+    """One pass over the slots, one over the updates (the first equal update wins)."""
+    from .codegen import Buffer
+
+    x, updates, output, targets = (em.array(atom) for atom in eqn.inputs)
+    result = em.allocate(eqn.outputs[0].aval, "w")
+    _checked_call(em, eqn, f"_ix.scatter_winner({x}, {updates}, {output}, {targets}, {result})")
+    return [Buffer(result)]
+
+
+@opaque(indexing.scatter_mul_partials_p, materialized=lambda eqn: range(4), supports=_float_values)
+def _scatter_mul_partials(em, eqn):
+    """Zero counting and a division per update, or the exact prefix and suffix products (indexlib)."""
+    from .codegen import Buffer
+
+    x, updates, targets, weights = (em.array(atom) for atom in eqn.inputs)
+    px, pu = (em.allocate(var.aval, "p") for var in eqn.outputs)
+    dtype = eqn.inputs[0].aval.dtype
+    tiny = scalar.constant(np.finfo(dtype).tiny, dtype)
+    _checked_call(em, eqn, f"_ix.scatter_mul_partials({x}, {updates}, {targets}, {weights}, {px}, {pu}, {tiny})")
+    return [Buffer(px), Buffer(pu)]
