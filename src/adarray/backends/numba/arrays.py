@@ -32,6 +32,8 @@ def reshape_index(index, out_shape, in_shape) -> list[str]:
 
     Both shapes split into the shortest runs of axes with equal products; inside a run the index is
     linearised and unravelled (an axis that stays as it is maps straight through)."""
+    if 0 in out_shape:  # no element: the loop body never runs (and the runs below need no zero)
+        return ["0"] * len(in_shape)
     out_axes = [(i, n) for i, n in zip(index, out_shape) if n != 1]
     in_axes = [d for d, n in enumerate(in_shape) if n != 1]
     result = ["0"] * len(in_shape)
@@ -267,7 +269,7 @@ def _scatter_mul_partials(em, eqn):
     from .codegen import Buffer
 
     x, updates, targets, weights = (em.array(atom) for atom in eqn.inputs)
-    px, pu = (em.allocate(var.aval, "p") for var in eqn.outputs)
+    px, pu = (em.allocate(var.aval, "partial") for var in eqn.outputs)
     dtype = eqn.inputs[0].aval.dtype
     tiny = scalar.constant(np.finfo(dtype).tiny, dtype)
     _checked_call(em, eqn, f"_ix.scatter_mul_partials({x}, {updates}, {targets}, {weights}, {px}, {pu}, {tiny})")
