@@ -1,0 +1,163 @@
+"""The Numba backend's native scatter partials, argsort and searchsorted against the NumPy backend,
+where the registry's samples do not reach: duplicates and ties for min/max, products with zeros and
+with overflowing or non-finite products (the exact route), long inputs (argsort's counting sort),
+NaN keys, out-of-range targets, and the gradients of reduce_by_index that call them."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("numba")
+
+import adarray as ad  # noqa: E402
+import adarray.numpy as anp  # noqa: E402
+from adarray.backends import numba as numba_backend  # noqa: E402
+from adarray.backends.numba import runtime  # noqa: E402
+from adarray.backends.numpy import compile_program as numpy_program  # noqa: E402
+from adarray.core.errors import ExecutionError  # noqa: E402
+from adarray.core.ir import Eqn, Program, Var  # noqa: E402
+from adarray.core.types import Aval  # noqa: E402
+from adarray.primitives import indexing, sort  # noqa: E402
+
+
+def _single(prim, args, **params):
+    """A program of one equation of `prim` on inputs shaped like `args`."""
+    inputs = tuple(Var(Aval(np.shape(a), np.asarray(a).dtype)) for a in args)
+    out_avals = prim.abstract_eval(*[v.aval for v in inputs], **params)
+    out_avals = out_avals if prim.multiple_results else [out_avals]
+    outputs = tuple(Var(aval) for aval in out_avals)
+    return Program(inputs, (Eqn(prim, inputs, params, outputs),), outputs)
+
+
+def _both(prim, args, **params):
+    """(Numba's outputs, NumPy's outputs); the equation must be compiled, not a NumPy step."""
+    program = _single(prim, args, **params)
+    assert [kind for kind, _ in runtime.segments(program)] == ["numba"]
+    frozen = [np.array(a) for a in args]
+    for a in frozen:
+        a.flags.writeable = False
+    with np.errstate(all="ignore"):
+        want = numpy_program(program)(*frozen)
+    got = numba_backend.compile_program(program, f"test {prim.name}")(*frozen)
+    return got, want
+
+
+def _agree(got, want, rtol=1e-12):
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        np.testing.assert_allclose(g, w, rtol=rtol, atol=0, equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_scatter_winner_ties_duplicates_and_nan_slots(dtype):
+    rng = np.random.default_rng(1)
+    m, n = 40, 400
+    x = rng.integers(0, 4, m).astype(dtype)           # small integers: many ties with the updates
+    updates = rng.integers(0, 4, n).astype(dtype)
+    targets = rng.integers(-m, m, n).astype(np.int32)  # negative targets wrap
+    output = x.copy()
+    np.minimum.at(output, targets, updates)
+    output[3] = np.nan                                  # a NaN slot: nobody wins (-2)
+    got, want = _both(indexing.scatter_winner_p, [x, updates, output, targets])
+    np.testing.assert_array_equal(got[0], want[0])
+    assert {-1, -2} <= set(want[0].tolist()) and want[0].max() >= 0
+
+
+@pytest.mark.parametrize("case", ["zeros", "overflow", "underflow", "non-finite", "empty", "no-updates-in-a-slot"])
+def test_scatter_mul_partials_division_and_exact_routes(case):
+    rng = np.random.default_rng(2)
+    m, n = 6, 60
+    x, weights = rng.normal(size=m), rng.normal(size=m)
+    updates, targets = rng.uniform(0.5, 2.0, n), rng.integers(0, m, n)
+    if case == "zeros":          # one zero in slot 0, two in slot 1, a zero destination
+        targets[:3] = [0, 1, 1]
+        updates[:3] = 0.0
+        x[2] = 0.0
+    elif case == "overflow":      # a slot's product overflows: the exact route
+        updates[targets == 2] = 1e200
+    elif case == "underflow":     # below the smallest normal number: the exact route
+        updates[targets == 4] = 1e-200
+    elif case == "non-finite":
+        updates[5], updates[7] = np.inf, np.nan
+    elif case == "empty":
+        updates, targets = updates[:0], targets[:0]
+    else:
+        targets[targets == 3] = 4
+    got, want = _both(indexing.scatter_mul_partials_p, [x, updates, targets, weights])
+    _agree(got, _products_of_the_others(x, updates, targets, weights), rtol=1e-10)
+    if case in ("zeros", "empty", "no-updates-in-a-slot"):  # the division route: as the NumPy backend
+        _agree(got, want, rtol=1e-10)
+
+
+def _products_of_the_others(x, updates, targets, weights):
+    """The reference: products written out per slot (the NumPy backend's exact route turns a
+    non-finite product into NaN in every later slot: 0 * inf where its recurrence restarts)."""
+    pu = np.empty(len(updates))
+    with np.errstate(all="ignore"):
+        px = np.array([w * np.prod(updates[targets == i]) for i, w in enumerate(weights)])
+        for j, t in enumerate(targets):
+            others = updates[(targets == t) & (np.arange(len(updates)) != j)]
+            pu[j] = weights[t] * x[t] * np.prod(others)
+    return [px, pu]
+
+
+def test_an_out_of_range_target_is_an_execution_error_naming_the_equation():
+    x, updates = np.ones(3), np.ones(2)
+    program = _single(indexing.scatter_winner_p, [x, updates, x, np.array([0, 3])])
+    with pytest.raises(ExecutionError, match="scatter_winner"):
+        numba_backend.compile_program(program, "bad target")(x, updates, x, np.array([0, 3]))
+    program = _single(indexing.scatter_mul_partials_p, [x, updates, np.array([0, -4]), x])
+    with pytest.raises(ExecutionError, match="scatter_mul_partials"):
+        numba_backend.compile_program(program, "bad target")(x, updates, np.array([0, -4]), x)
+
+
+@pytest.mark.parametrize("keys", ["short-range ints", "wide ints", "uint64", "bools", "floats with nan", "empty"])
+def test_argsort_is_stable_as_numpy(keys):
+    rng = np.random.default_rng(3)
+    x = {"short-range ints": rng.integers(-5, 50, 3000), "wide ints": rng.integers(-10**12, 10**12, 300),
+         "uint64": np.array([2**64 - 1, 0, 5, 2**63, 5], np.uint64), "bools": rng.integers(0, 2, 50).astype(bool),
+         "floats with nan": np.where(rng.random(200) < 0.1, np.nan, rng.integers(0, 5, 200) * 0.5),
+         "empty": np.zeros(0, np.int64)}[keys]
+    got, want = _both(sort.argsort_p, [x], axis=0)
+    np.testing.assert_array_equal(got[0], want[0])
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2])
+def test_argsort_along_any_axis(axis):
+    x = np.random.default_rng(4).integers(0, 3, (4, 5, 6)).astype(np.float32)
+    got, want = _both(sort.argsort_p, [x], axis=axis)
+    np.testing.assert_array_equal(got[0], want[0])
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_searchsorted_rows_ties_and_nan(side):
+    rng = np.random.default_rng(5)
+    rows = np.sort(np.where(rng.random((3, 9)) < 0.2, np.nan, rng.integers(0, 4, (3, 9)) * 1.0), axis=1)
+    values = np.concatenate([rng.integers(-1, 5, (3, 6)) * 1.0, np.full((3, 1), np.nan)], axis=1)
+    got, want = _both(sort.searchsorted_p, [rows, values], side=side)
+    np.testing.assert_array_equal(got[0], want[0])
+    got, want = _both(sort.searchsorted_p, [rows[0], values[0]], side=side)
+    np.testing.assert_array_equal(got[0], want[0])
+
+
+@pytest.mark.parametrize("op", ["min", "max", "mul", "add"])
+def test_reduce_by_index_gradients_with_duplicates_ties_and_zeros(op):
+    rng = np.random.default_rng(6)
+    bins, n = 7, 200
+    indices = rng.integers(0, bins, n)
+    values = rng.integers(-3, 4, n).astype(np.float64)   # ties inside every bin
+    if op == "mul":
+        values = np.where(values == 0, 0.0, rng.uniform(0.5, 1.5, n))
+        values[indices == 2] = 0.0                       # a bin with several zeros
+        values[np.flatnonzero(indices == 5)[:1]] = 0.0   # a bin with one zero
+    dest = rng.integers(-3, 4, bins).astype(np.float64)  # the destination ties with updates too
+
+    def loss(v, d):
+        return anp.sum(ad.reduce_by_index(d, op, indices, v) ** 2 * np.arange(1, bins + 1))
+
+    program = ad.make_ir(ad.grad(loss, (0, 1)))(values, dest)
+    assert all(kind == "numba" for kind, _ in runtime.segments(program)), runtime.segments(program)
+    got = ad.jit(ad.grad(loss, (0, 1)), backend="numba")(values, dest)
+    want = ad.grad(loss, (0, 1))(values, dest)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
