@@ -33,15 +33,25 @@ def _slot(target, m):
 
 
 @numba.njit(cache=True)
+def _wrapped(target, m):
+    """The slot of a target known to be in range (a select, not a branch: loops stay vectorisable)."""
+    t = np.int64(target)
+    return t + m if t < 0 else t
+
+
+@numba.njit(cache=True)
 def scatter_winner(x, updates, output, targets, result):
     m, n = x.shape[0], updates.shape[0]
     for i in range(m):
         result[i] = -1 if x[i] == output[i] else -2
-    for j in range(n):
+    # Backwards, so that the first equal update is written last: the branch is then taken only at
+    # an equal update (rare, well predicted), where testing "no winner yet" first would mispredict
+    # about half the time (3-5x slower on random slots).
+    for j in range(n - 1, -1, -1):
         t = _slot(targets[j], m)
         if t < 0:
             return False
-        if result[t] == -2 and updates[j] == output[t]:
+        if updates[j] == output[t] and result[t] != -1:
             result[t] = j
     return True
 
@@ -51,14 +61,14 @@ def scatter_mul_partials(x, updates, targets, weights, px, pu, tiny):
     m, n = x.shape[0], updates.shape[0]
     product = np.ones(m, x.dtype)
     zeros = np.zeros(m, np.int64)
-    slots = np.empty(n, np.int64)
+    any_zero = False
     for j in range(n):
         t = _slot(targets[j], m)
         if t < 0:
             return False
-        slots[j] = t
         if updates[j] == 0:
             zeros[t] += 1
+            any_zero = True
         else:
             product[t] *= updates[j]
     scaled = np.empty(m, x.dtype)
@@ -70,13 +80,17 @@ def scatter_mul_partials(x, updates, targets, weights, px, pu, tiny):
         if zeros[i] == 0 and not (np.isfinite(product[i]) and abs(product[i]) >= tiny):
             exact = True
     if exact:
-        _exact_mul_partials(x, updates, slots, weights, px, pu)
+        _exact_mul_partials(x, updates, targets, weights, px, pu)
         return True
     zero = x.dtype.type(0)
     for i in range(m):
         px[i] = weights[i] * (product[i] if zeros[i] == 0 else zero)
+    if not any_zero:  # the common case: a division per update, no test (the loop vectorises)
+        for j in range(n):
+            pu[j] = scaled[_wrapped(targets[j], m)] / updates[j]
+        return True
     for j in range(n):
-        t = slots[j]
+        t = _wrapped(targets[j], m)  # in range: checked above
         count = zeros[t]
         if count == 0:
             pu[j] = scaled[t] / updates[j]
@@ -88,10 +102,13 @@ def scatter_mul_partials(x, updates, targets, weights, px, pu, tiny):
 
 
 @numba.njit(cache=True)
-def _exact_mul_partials(x, updates, slots, weights, px, pu):
+def _exact_mul_partials(x, updates, targets, weights, px, pu):
     """The product of the others per element of [x; updates] grouped by slot (x first in its slot),
     as exclusive prefix times exclusive suffix products: no division."""
     m, n = x.shape[0], updates.shape[0]
+    slots = np.empty(n, np.int64)
+    for j in range(n):
+        slots[j] = _slot(targets[j], m)
     start = np.zeros(m + 1, np.int64)
     for i in range(m):
         start[i + 1] = 1
