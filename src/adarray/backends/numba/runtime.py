@@ -13,6 +13,8 @@ that compiles for more than `options.REPORT_COMPILE_SECONDS` says so on stderr.
 """
 from __future__ import annotations
 
+import ctypes
+import platform
 import sys
 import time
 
@@ -182,11 +184,34 @@ def segments(program: Program):
 
 def compile_program(program: Program, name: str = "program"):
     """A callable running `program` on NumPy arrays, compiled by Numba where it can be."""
+    keep_freed_memory()
     program = inline_calls(program)
     steps = segments(program)
     if len(steps) == 1 and steps[0][0] == "numba" or not program.eqns:
         return _Whole(CompiledSegment(program, name))
     return _Mixed(program, steps, name)
+
+
+_MALLOC_TUNED: list[bool] = []
+
+
+def keep_freed_memory() -> bool:
+    """Once per process (glibc only; see options.KEEP_FREED_BYTES): freed arrays up to 32 MiB stay in
+    the heap for the next call instead of being unmapped. Returns whether glibc took the settings."""
+    if _MALLOC_TUNED or not options.keep_memory():
+        return bool(_MALLOC_TUNED and _MALLOC_TUNED[0])
+    tuned = False
+    if sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc":
+        try:
+            mallopt = ctypes.CDLL(None).mallopt
+        except (OSError, AttributeError):
+            mallopt = None
+        if mallopt is not None:
+            m_trim_threshold, m_mmap_threshold = -1, -3  # malloc.h
+            tuned = bool(mallopt(m_trim_threshold, options.KEEP_FREED_BYTES)) and bool(
+                mallopt(m_mmap_threshold, options.MMAP_THRESHOLD_BYTES))
+    _MALLOC_TUNED.append(tuned)
+    return tuned
 
 
 def check_arguments(name: str, program: Program, args) -> list:
