@@ -161,3 +161,30 @@ def test_reduce_by_index_gradients_with_duplicates_ties_and_zeros(op):
     want = ad.grad(loss, (0, 1))(values, dest)
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
+
+
+def test_a_sliced_output_is_a_view_of_a_fresh_array_per_call():
+    indices = np.array([0, 2, 2, 1, 0])
+
+    def loss(v):  # the gradient scatters into n + 1 slots and returns the first n
+        return anp.sum(ad.reduce_by_index(np.full(3, np.inf), "min", indices, v) ** 2)
+
+    gradient = ad.jit(ad.grad(loss), backend="numba")
+    v = np.array([1.0, 2.0, -1.0, 0.5, 1.0])
+    first = gradient(v)
+    want = ad.grad(loss)(v)
+    np.testing.assert_array_equal(first, want)
+    first[:] = 99.0  # the caller owns the result: the next call is not affected
+    np.testing.assert_array_equal(gradient(v), want)
+
+
+def test_freed_memory_is_kept_unless_turned_off(monkeypatch):
+    import platform
+
+    monkeypatch.setattr(runtime, "_MALLOC_TUNED", [])
+    monkeypatch.setenv("ADARRAY_NUMBA_KEEP_MEMORY", "0")
+    assert runtime.keep_freed_memory() is False and runtime._MALLOC_TUNED == []
+    monkeypatch.setenv("ADARRAY_NUMBA_KEEP_MEMORY", "1")
+    expected = platform.system() == "Linux" and platform.libc_ver()[0] == "glibc"
+    assert runtime.keep_freed_memory() is expected
+    assert runtime.keep_freed_memory() is expected  # once per process

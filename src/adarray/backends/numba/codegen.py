@@ -300,6 +300,9 @@ class ProgramEmitter:
                     duplicated.add(id(atom))
         self.roots: set[int] = set()
         self.cost: dict[int, float] = {}
+        self.views = self._view_outputs()
+        for eqn in self.views:
+            stored.add(id(eqn.inputs[0]))
         live = self._live_equations()
         for eqn in program.eqns:
             if id(eqn) not in live:
@@ -311,12 +314,46 @@ class ProgramEmitter:
             cost = lowering.cost(eqn, [self.cost.get(id(a), 0.0) for a in eqn.inputs if isinstance(a, Var)])
             outs = [id(v) for v in eqn.outputs]
             count = sum(readers.get(o, 0) for o in outs)
-            if any(o in stored for o in outs) or (cost > CHEAP and (count > 1 or any(o in duplicated for o in outs))):
+            viewed = any(e is eqn for e in self.views)
+            if not viewed and (any(o in stored for o in outs) or (cost > CHEAP and (count > 1 or any(
+                    o in duplicated for o in outs)))):
                 self.roots.add(id(eqn))
                 cost = 0.0
             for o in outs:
                 self.cost[o] = cost
-        return self._group(live)
+        groups = self._group(live)
+        for eqn in self.views:
+            self.needs_array.add(id(eqn.inputs[0]))
+        return groups
+
+    def _view_outputs(self) -> list:
+        """Slices (positive steps) of arrays computed here that the top-level program returns: they
+        are returned as views of those arrays instead of being copied (e.g. the first n slots of a
+        scatter into n + 1, the last one a dump for the slots nobody takes)."""
+        from ...primitives.structural import slice_p
+
+        if self.depth > 0 or self.targets is not None:
+            return []
+        outputs = {id(atom) for atom in self.program.outputs if isinstance(atom, Var)}
+        return [eqn for eqn in self.program.eqns
+                if eqn.prim is slice_p and id(eqn.outputs[0]) in outputs and isinstance(eqn.inputs[0], Var)
+                and id(eqn.inputs[0]) in self.defining and all(step > 0 for step in eqn.params["steps"])]
+
+    def _emit_views(self) -> None:
+        for eqn in self.views:
+            (x,), (out,) = eqn.inputs, eqn.outputs
+            source = self.sources.get(id(x))
+            if isinstance(source, Buffer) and source.whole:
+                bounds = [slice(*s).indices(n) for s, n in zip(zip(eqn.params["starts"], eqn.params["stops"],
+                                                                   eqn.params["steps"]), x.aval.shape)]
+                text = ", ".join(f"{start}:{stop}" + (f":{step}" if step != 1 else "") for start, stop, step in bounds)
+                name = self.fresh("v")
+                self.emit(f"{name} = {source.name}[{text}]")
+                self.sources[id(out)] = Buffer(name)
+            else:
+                name = self.allocate(out.aval)
+                self.copy(out, Buffer(name))
+                self.sources[id(out)] = Buffer(name)
 
     def _live_equations(self) -> set[int]:
         """Equations whose outputs are used (the simplifier removes dead code; this is a safeguard)."""
@@ -425,6 +462,7 @@ class ProgramEmitter:
             if timed:
                 self.emit(f"_profile[{len(self.writer.groups)}] += _m.cycles() - _start")
                 self.writer.groups.append(self.describe(group))
+        self._emit_views()
         results = []
         for position, atom in enumerate(self.program.outputs):
             if self.targets is None:
