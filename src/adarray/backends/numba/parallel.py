@@ -2,27 +2,12 @@
 loop applying the operator program inline, element after element (n - 1 applications, against the
 NumPy backend's log2(n) batched passes over whole arrays, which exist to amortise the interpreter).
 The results associate differently from the NumPy backend's tree, so they agree to rounding (the
-operator is declared associative). Inputs of scalar elements are read elementally, so that what
-produces them (the reversal of a reverse scan, a product) is computed inside the loop rather than
-stored first; inputs of array elements are read from stored arrays."""
+operator is declared associative)."""
 from __future__ import annotations
 
 from ...parallel.general import general_reduce_p, general_scan_p
 from . import scalar
 from .table import opaque
-
-
-def _array_elements(eqn):
-    """The inputs whose elements are arrays (stored); scalar elements are read elementally."""
-    return [k for k, x in enumerate(eqn.inputs) if x.aval.ndim > 1]
-
-
-def _element_source(em, x, t):
-    """Element t of input x: an expression (inlining its producer) for rank 1, else a stored row."""
-    from .codegen import Local
-    from .control import _row_source
-
-    return Local(em.let(em.read(x, (t,)))) if x.aval.ndim == 1 else _row_source(em, x, t)
 
 
 def _element_storage(em, avals):
@@ -40,11 +25,11 @@ def _element_storage(em, avals):
     return current, following
 
 
-@opaque(general_scan_p, materialized=_array_elements)
+@opaque(general_scan_p, materialized=lambda eqn: range(len(eqn.inputs)))
 def _general_scan(em, eqn):
     """y_0 = x_0, y_t = op(y_(t-1), x_t), written in place into the outputs."""
     from .codegen import Buffer
-    from .control import _nested
+    from .control import _nested, _row_source
 
     op = eqn.params["op"]
     n = eqn.inputs[0].aval.shape[0]
@@ -52,21 +37,21 @@ def _general_scan(em, eqn):
     if n == 0:
         return ys
     for x, y in zip(eqn.inputs, ys):
-        first = _element_source(em, x, "0")
+        first = _row_source(em, x, "0")
         em.copy_from(first, Buffer(y.name, ("0",)), x.aval.shape[1:])
     t = em.fresh("t")
     with em.block(f"for {t} in range(1, {n}):"):
         previous = [Buffer(y.name, (f"{t} - 1",)) for y in ys]
-        rows = [_element_source(em, x, t) for x in eqn.inputs]
+        rows = [_row_source(em, x, t) for x in eqn.inputs]
         _nested(em, op, previous + rows, [Buffer(y.name, (t,)) for y in ys])
     return ys
 
 
-@opaque(general_reduce_p, materialized=_array_elements)
+@opaque(general_reduce_p, materialized=lambda eqn: range(len(eqn.inputs)))
 def _general_reduce(em, eqn):
     """acc = x_0, then acc = op(acc, x_t); the identity when there is no element."""
     from .codegen import Local
-    from .control import _nested, _swap
+    from .control import _nested, _row_source, _swap
 
     op, identity = eqn.params["op"], eqn.params["identity"]
     n = eqn.inputs[0].aval.shape[0]
@@ -81,14 +66,14 @@ def _general_reduce(em, eqn):
                 em.copy(atom, store)
         return current
     for store, x in zip(current, eqn.inputs):
-        first = _element_source(em, x, "0")
+        first = _row_source(em, x, "0")
         if isinstance(store, Local):
             em.emit(f"{store.text} = {first.read(())}")
         else:
             em.copy_from(first, store, x.aval.shape[1:])
     t = em.fresh("t")
     with em.block(f"for {t} in range(1, {n}):"):
-        rows = [_element_source(em, x, t) for x in eqn.inputs]
+        rows = [_row_source(em, x, t) for x in eqn.inputs]
         _nested(em, op, current + rows, following)
         _swap(em, current, following)
     return current
