@@ -172,6 +172,27 @@ def _along(em, aval, axis, reverse, body):
             body(names, tuple(previous))
 
 
+def _running(em, aval, reverse, first, step):
+    """A 1-d scan with its running value in a local (not re-read from the output: no store-to-load
+    chain through memory, no first-element test per iteration): `first(index)` gives the first
+    element's value, `step(running, index)` the next one."""
+    from .codegen import Buffer
+
+    out = Buffer(em.allocate(aval))
+    n = aval.shape[0]
+    if n == 0:
+        return out
+    start, rest = (n - 1, f"range({n - 2}, -1, -1)") if reverse else (0, f"range(1, {n})")
+    running = em.fresh("acc")
+    em.emit(f"{running} = {first((str(start),))}")
+    em.emit(out.write((str(start),), running))
+    q = em.fresh("q")
+    with em.block(f"for {q} in {rest}:"):
+        em.emit(f"{running} = {step(running, (q,))}")
+        em.emit(out.write((q,), running))
+    return out
+
+
 @opaque(scan.scan_p)
 def _scan(em, eqn):
     from .codegen import Buffer
@@ -179,6 +200,10 @@ def _scan(em, eqn):
     (x,) = eqn.inputs
     op, axis, reverse = eqn.params["op"], eqn.params["axis"], eqn.params["reverse"]
     aval = eqn.outputs[0].aval
+    if aval.ndim == 1:
+        start = identity(op, aval.dtype)
+        return [_running(em, aval, reverse, lambda index: combine(op, start, em.read(x, index), aval.dtype),
+                         lambda running, index: combine(op, running, em.read(x, index), aval.dtype))]
     out = Buffer(em.allocate(aval))
 
     def body(index, previous):
@@ -196,6 +221,9 @@ def _linear_recurrence(em, eqn):
 
     a, b = eqn.inputs
     axis, reverse = eqn.params["axis"], eqn.params["reverse"]
+    if eqn.outputs[0].aval.ndim == 1:
+        return [_running(em, eqn.outputs[0].aval, reverse, lambda index: em.read(b, index),
+                         lambda running, index: f"{em.read(a, index)} * {running} + {em.read(b, index)}")]
     out = Buffer(em.allocate(eqn.outputs[0].aval))
 
     def body(index, previous):
