@@ -202,6 +202,20 @@ def test_an_index_out_of_range_is_an_execution_error_naming_the_equation():
     np.testing.assert_array_equal(ad.jit(pick, backend="numba")(np.arange(4.0), np.array([-1, 2])), [3.0, 2.0])
 
 
+def test_an_index_read_twice_is_checked_once():
+    """Each raise site costs Numba compile time: gathers of the same index at the same element share one check."""
+    def pick(x, y, i):
+        return x[i] * y[i] + anp.sin(x[i])
+
+    x, y, i = np.arange(4.0), np.arange(4.0) + 1, np.array([1, -1])
+    program = ad.make_ir(pick)(x, y, i)
+    text = runtime.generate(program, "pick", False)[0]
+    assert text.count("raise IndexError") == 1, text
+    np.testing.assert_allclose(ad.jit(pick, backend="numba")(x, y, i), x[i] * y[i] + np.sin(x[i]))
+    with pytest.raises(ad.ExecutionError, match="index out of range"):
+        ad.jit(pick, backend="numba")(x, y, np.array([1, 4]))
+
+
 def test_inputs_are_never_written():
     x = np.arange(6.0)
     x.flags.writeable = False
