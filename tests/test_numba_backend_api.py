@@ -216,6 +216,16 @@ def test_an_index_read_twice_is_checked_once():
         ad.jit(pick, backend="numba")(x, y, np.array([1, 4]))
 
 
+def test_a_literal_index_is_checked_when_the_code_is_generated():
+    """(One out of range is an error when the function is traced.)"""
+    def pick(x):
+        return x[np.array([0, -4, 3])] * 2.0
+
+    text = runtime.generate(ad.make_ir(pick)(np.arange(4.0)), "pick", False)[0]
+    assert "raise IndexError" not in text
+    np.testing.assert_allclose(ad.jit(pick, backend="numba")(np.arange(4.0)), [0.0, 0.0, 6.0])
+
+
 def test_inputs_are_never_written():
     x = np.arange(6.0)
     x.flags.writeable = False

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...core.ir import Literal
 from ...primitives import indexing, structural
 from . import scalar
 from .table import elemental, opaque
@@ -200,11 +201,19 @@ def _checked_index(em, eqn, axis, size, array, at, check) -> str:
     value = em.let(em.read(array, at), "g")
     if np.dtype(array.aval.dtype).kind != "u":
         value = em.let(f"{value} + {size} if {value} < 0 else {value}", "g")
-    if check:
+    if check and not _constant_in_range(array, size):
         em.emit(f"if {value} < 0 or {value} >= {size}:")
         em.emit(f"    raise IndexError({_message(eqn, axis, size)!r})")
         em.raises = True
     return value
+
+
+def _constant_in_range(array, size) -> bool:
+    """A literal index array (a batched pass's seed indices) is checked here, once, not per element."""
+    if not isinstance(array, Literal):
+        return False
+    values = np.asarray(array.value)
+    return bool(values.size == 0 or (values.min() >= -size and values.max() < size))
 
 
 def _message(eqn, axis, size) -> str:
