@@ -46,6 +46,10 @@ from ..tracing.eager import evaluate
 # Rows from at most this many entries per element are selected (no scatter; vmap keeps them small).
 MASKED_ENTRIES = 4
 
+# The seed index of a padding entry (value 0: the zeros a pad, a zero operand of a concatenation or a short
+# stack of entries add). It matches no seed; an entry row that is padding everywhere is dropped (_merged).
+PADDING = -1
+
 # Structural primitives whose output elements are copies of operand elements (or padding zeros).
 MOVES = ("broadcast_in_dim", "reshape", "transpose", "slice", "unslice", "concatenate", "gather")
 
@@ -176,6 +180,8 @@ def materialize(tangent: Tangent, size: int):
     if tangent.dense:
         return tangent.value
     index = tangent.index
+    if _known(index):
+        index = np.where(index == PADDING, 0, index)  # padding entries hold 0: added anywhere, they add nothing
     if _known(index) and tangent.rank == size and np.array_equal(
             index, np.broadcast_to(np.arange(size).reshape((size,) + (1,) * aval.ndim), index.shape)):
         return tangent.value
@@ -231,7 +237,9 @@ def densify(tangent: Tangent, size: int) -> Tangent:
 
 
 def _bounded(tangent: Tangent, size: int) -> Tangent:
-    """Materialised when it has more entries per element than there are seeds."""
+    """Materialised when it has more entries per element than there are seeds (after merging duplicates)."""
+    if not tangent.dense and tangent.rank > size:
+        tangent = _merged(tangent)
     return densify(tangent, size) if not tangent.dense and tangent.rank > size else tangent
 
 
@@ -258,7 +266,7 @@ def _stack(values, axis=0):
 
 def add(a: Tangent, b: Tangent, size: int) -> Tangent:
     """The sum of two tangents of the same aval."""
-    lazies = a.lazies + b.lazies
+    lazies = _merge_lazies(a.lazies + b.lazies, a.aval)
     if a.value is None:
         return Tangent(b.aval, b.value, b.index, b.rank, lazies)
     if b.value is None:
@@ -267,7 +275,74 @@ def add(a: Tangent, b: Tangent, size: int) -> Tangent:
         return Tangent(a.aval, ew.add(densify(a, size).value, densify(b, size).value), None, size, lazies)
     if _same_index(a.index, b.index):
         return Tangent(a.aval, ew.add(a.value, b.value), a.index, a.rank, lazies)
-    return Tangent(a.aval, _stack([a.value, b.value]), _stack([a.index, b.index]), a.rank + b.rank, lazies)
+    return _merged(Tangent(a.aval, _stack([a.value, b.value]), _stack([a.index, b.index]), a.rank + b.rank, lazies))
+
+
+def _merged(tangent: Tangent) -> Tangent:
+    """The entries with one row per distinct seed-index row: rows with the same constant P are added (a
+    seed reached along several paths: GMM's means through the diagonal and the lower triangle), rows
+    that are padding everywhere are dropped. Without this, every path's entry would be carried (and
+    multiplied by later folds) to the end. Rows are compared whole; traced P is left as it is."""
+    index = tangent.index
+    if tangent.value is None or tangent.dense or not _known(index) or tangent.rank < 1 or tangent.aval.size == 0:
+        return tangent
+    rows = np.ascontiguousarray(index.reshape(tangent.rank, -1))
+    padding = np.all(rows == PADDING, axis=1)
+    groups, position = [], {}
+    for r in range(tangent.rank):
+        if not padding[r]:
+            key = rows[r].tobytes()
+            if key in position:
+                groups[position[key]].append(r)
+            else:
+                position[key] = len(groups)
+                groups.append([r])
+    if len(groups) == tangent.rank:
+        return tangent
+    if not groups:
+        return Tangent(tangent.aval, None, None, 0, tangent.lazies)
+    # Groups by decreasing size: those with more than t members are a prefix, so the t-th members of
+    # each group are added by one gather of rows and one add, from the deepest level up.
+    groups.sort(key=len, reverse=True)
+    depth = len(groups[0])
+    total = _take_rows(tangent.value, [g[depth - 1] for g in groups if len(g) == depth])
+    for level in range(depth - 2, -1, -1):
+        covered = sum(len(g) > level + 1 for g in groups)
+        head = ew.add(total, _take_rows(tangent.value, [g[level] for g in groups[:covered]]))
+        rest = [g[level] for g in groups[covered:] if len(g) == level + 1]
+        total = _stack([head, _take_rows(tangent.value, rest)]) if rest else head
+    firsts = np.array([g[0] for g in groups], np.int64)
+    return Tangent(tangent.aval, total, index[firsts], len(groups), tangent.lazies)
+
+
+def _take_rows(value, rows):
+    """value[rows] along the entry axis: a slice when the rows are consecutive."""
+    rows = np.asarray(rows, np.int64)
+    if isinstance(value, np.ndarray):
+        return value[rows]
+    if len(rows) and np.array_equal(rows, np.arange(rows[0], rows[0] + len(rows))):
+        shape = aval_of_value(value).shape
+        if len(rows) == shape[0]:
+            return value
+        return slice_array(value, (int(rows[0]),) + (0,) * (len(shape) - 1),
+                           (int(rows[0]) + len(rows),) + tuple(shape[1:]), (1,) * len(shape))
+    return gather(value, (("array",),), [rows])
+
+
+def _merge_lazies(lazies, aval):
+    """Broadcasts of the same inner tangent along the same axes as one, their factors added (x * dx + dx * x
+    makes two)."""
+    merged = []
+    for lazy in lazies:
+        twin = next((k for k, m in enumerate(merged) if m.inner is lazy.inner and m.dims == lazy.dims), None)
+        if twin is None:
+            merged.append(lazy)
+            continue
+        ones = np.broadcast_to(np.ones((), aval.dtype), aval.shape)
+        first, second = merged[twin].factor, lazy.factor
+        merged[twin] = Broadcast(ew.add(ones if first is None else first, ones if second is None else second),
+                                 lazy.inner, lazy.dims)
+    return tuple(merged)
 
 
 def _map(tangent: Tangent, aval, fn) -> Tangent:
@@ -411,15 +486,15 @@ def _select(interp, eqn, values):
 
 def _moved_index(eqn, operands, tangents, rank):
     """P of the result of a move, when every operand's P is a constant: the primitive applied to
-    element ids (0 for padding), then each entry row's P read at those ids."""
-    args, tables, offset = [], [np.zeros((rank, 1), np.int64)], 1
+    element ids (0 for padding), then each entry row's P read at those ids (PADDING where padded)."""
+    args, tables, offset = [], [np.full((rank, 1), PADDING, np.int64)], 1
     for k, (atom, value) in enumerate(zip(eqn.inputs, operands)):
         if k in tangents:
             aval = tangents[k].aval
             args.append(np.arange(offset, offset + aval.size, dtype=np.int64).reshape(aval.shape))
             table = tangents[k].index.reshape(tangents[k].rank, -1)
             if tangents[k].rank < rank:
-                table = np.concatenate([table, np.zeros((rank - tangents[k].rank, aval.size), np.int64)])
+                table = np.concatenate([table, np.full((rank - tangents[k].rank, aval.size), PADDING, np.int64)])
             tables.append(table)
             offset += aval.size
         elif k == 0 or eqn.prim.name == "concatenate":
@@ -566,7 +641,7 @@ def _reduce(interp, eqn, values):
                      (tangent.rank,) + tuple(sizes[c] for c in var_letters + out_letters))
     value, index, entries = _fold_entries(value, index, tangent.rank, "@" + letters, var_letters, out_letters,
                                           aval.shape, sizes)
-    return Tangent(aval, value, index, entries)
+    return _merged(Tangent(aval, value, index, entries))
 
 
 def _reduce_broadcast(interp, eqn, lazy: Broadcast, in_aval, axes) -> Tangent:
@@ -615,7 +690,7 @@ def _einsum(interp, eqn, values):
         return Tangent(aval, value, index, tangent.rank)
     value, index, entries = _fold_entries(value, index, tangent.rank, index_letters.replace(free, "@"), var, so,
                                           aval.shape, sizes)
-    return Tangent(aval, value, index, entries)
+    return _merged(Tangent(aval, value, index, entries))
 
 
 RULES = {
