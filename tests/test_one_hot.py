@@ -8,6 +8,7 @@ program has n x n elements, and its largest value is within a small factor of th
 from __future__ import annotations
 
 import functools
+import re
 import sys
 from pathlib import Path
 
@@ -146,3 +147,108 @@ def test_adarray_bench_jacfwd_quick_run(capsys):
     assert cli_main(["bench", "jacfwd", "--quick", "--problems", "sum,lstm"]) == 0
     out = capsys.readouterr().out
     assert "| sum of squares | 1000 |" in out and "| lstm step |" in out and "checked against grad" in out
+
+
+# --- duplicate entries, padding, broadcasting, gathers, empty inputs (issue 14: GMM-like programs) -------------
+
+
+def _lower(params, d):
+    """A (d, d) strictly lower triangle from d(d-1)/2 parameters, padded with a zero as ADBench's GMM does."""
+    padded = anp.concatenate([anp.zeros(1), params])
+    rows = np.zeros((d, d), np.int64)
+    rows[np.tril_indices(d, -1)] = np.arange(1, d * (d - 1) // 2 + 1)
+    return padded[rows]
+
+
+def _gmm_like(x):
+    """Each parameter reached along several paths: x[:3] through exp and the sum of logs, the means through
+    the diagonal and the lower triangle's contraction; the padding of the triangle has no seed."""
+    points = np.linspace(-1.0, 1.0, 15).reshape(5, 3)
+    centred = points - x[3:6]
+    scaled = anp.exp(x[:3]) * centred + anp.einsum("ij,nj->ni", _lower(x[6:9], 3), centred)
+    return anp.sum(x[:3]) - 0.5 * anp.sum(scaled * scaled) + anp.sum(x[3:6] * x[:3])
+
+
+COST = np.linspace(0.5, 2.0, 7)
+EDGE_PROGRAMS = {
+    "gmm-like with duplicates and padding": _gmm_like,
+    "one seed along three paths": lambda x: anp.sum(x * x + anp.sin(x) * x + anp.exp(x)) * anp.sum(x),
+    "broadcast against points": lambda x: anp.sum(anp.log(anp.sum(anp.exp(x[None, :7] * COST[:, None]), axis=1))),
+    "gathers with repeated indices": lambda x: anp.sum(x[np.array([0, 0, 3, 3, 3, 8])] ** 2 * x[np.array([1, 0, 1, 2, 3,
+                                                                                                         4])]),
+    "gather by traced indices with ties": lambda x: anp.sum(anp.cumsum(anp.sort(anp.round(x))) * x[:1]),
+    "vector output with shared seeds": lambda x: anp.stack([anp.sum(x * x), x[0] * x[1], anp.sum(x[:3]) * x[0]]),
+    "padding only": lambda x: anp.sum(anp.pad(x[:2], 3) * 0.5) + anp.sum(anp.concatenate([anp.zeros(4), x]) ** 2),
+    "empty slice of the input": lambda x: anp.sum(x[:0] * 2.0) + anp.sum(anp.reshape(x[:0], (0, 3)), axis=0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EDGE_PROGRAMS))
+def test_edge_programs_match_jacrev_and_the_materialised_seeds(name):
+    x = np.random.default_rng(6).normal(size=9)
+    fn = EDGE_PROGRAMS[name]
+    mine = ad.jacfwd(fn)(x)
+    _close(mine, _unoptimised(fn, x))
+    _close(mine, ad.jacrev(fn)(x))
+
+
+def test_empty_input():
+    fn = lambda x: anp.sum(x * x) * anp.ones(2)  # noqa: E731
+    jac = ad.jacfwd(fn)(np.zeros(0))
+    assert np.shape(jac) == (2, 0)
+    _close(jac, _unoptimised(fn, np.zeros(0)))
+
+
+def _random_program(rng):
+    """A random composition of elementwise maps, products of two paths, broadcasts, gathers with duplicates,
+    sums over axes and concatenations on a (3, 4) view of 12 inputs."""
+    steps = [int(s) for s in rng.integers(0, 8, size=6)]
+    picks = rng.integers(0, 12, size=12)
+
+    def fn(x):
+        value = anp.reshape(x, (3, 4))
+        for step in steps:
+            if step == 0:
+                value = anp.sin(value) * value
+            elif step == 1:
+                value = value + anp.exp(0.1 * value) * value[:1]
+            elif step == 2:
+                value = value * anp.sum(value, axis=1, keepdims=True)
+            elif step == 3:
+                value = anp.reshape(anp.reshape(value, (12,))[picks], (3, 4)) + value
+            elif step == 4:
+                value = anp.concatenate([value[:, :2], value[:, :2] * value[:, 2:]], axis=1)
+            elif step == 5:
+                value = anp.einsum("ij,kj->ik", value, np.ones((3, 4))) @ value * 0.1
+            elif step == 6:
+                value = anp.tanh(value) + anp.transpose(value[::-1, ::-1]).reshape(3, 4)
+            else:
+                value = value - anp.logsumexp(value, axis=0)
+        return anp.sum(value * value)
+
+    return fn, steps
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_programs_match_jacrev_and_grad(seed):
+    rng = np.random.default_rng(seed)
+    fn, steps = _random_program(rng)
+    x = 0.5 * rng.normal(size=12)
+    mine = ad.jacfwd(fn)(x)
+    np.testing.assert_allclose(mine, ad.jacrev(fn)(x), rtol=1e-9, atol=1e-10, err_msg=f"steps {steps}")
+    np.testing.assert_allclose(mine, ad.grad(fn)(x), rtol=1e-9, atol=1e-10, err_msg=f"steps {steps}")
+    np.testing.assert_allclose(mine, _unoptimised(fn, x), rtol=1e-9, atol=1e-10, err_msg=f"steps {steps}")
+
+
+def test_gmm_ir_has_no_identity_and_no_duplicate_entries():
+    """The optimised GMM program (its text form): no n x n value, no scatter-add (the seeds of every entry
+    row are distinct after merging, so the gradient row is assembled by assignment), and no value with more
+    entries per point-component element than the 1 + d + d(d+1)/2 = 15 parameters of its component."""
+    fn, args, argnums = problems("gmm", 1200)
+    n = sum(np.size(a) for a in args)
+    text = str(ad.make_ir(ad.jacfwd(fn, argnums=argnums))(*args))
+    assert f"[{n},{n}" not in text and f",{n},{n}]" not in text
+    assert "scatter[op=add" not in text
+    k = args[0].shape[0]
+    entries = [int(m) for m in re.findall(rf"\w+:f64\[(\d+),50,{k}\] =", text)]
+    assert entries and max(entries) <= 15, entries

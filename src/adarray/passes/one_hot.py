@@ -275,44 +275,69 @@ def add(a: Tangent, b: Tangent, size: int) -> Tangent:
         return Tangent(a.aval, ew.add(densify(a, size).value, densify(b, size).value), None, size, lazies)
     if _same_index(a.index, b.index):
         return Tangent(a.aval, ew.add(a.value, b.value), a.index, a.rank, lazies)
-    return _merged(Tangent(a.aval, _stack([a.value, b.value]), _stack([a.index, b.index]), a.rank + b.rank, lazies))
+    if _known(a.index) and _known(b.index):
+        return _merged_blocks(a.aval, [(a.value, a.index), (b.value, b.index)], lazies)
+    return Tangent(a.aval, _stack([a.value, b.value]), _stack([a.index, b.index]), a.rank + b.rank, lazies)
 
 
 def _merged(tangent: Tangent) -> Tangent:
-    """The entries with one row per distinct seed-index row: rows with the same constant P are added (a
-    seed reached along several paths: GMM's means through the diagonal and the lower triangle), rows
-    that are padding everywhere are dropped. Without this, every path's entry would be carried (and
-    multiplied by later folds) to the end. Rows are compared whole; traced P is left as it is."""
-    index = tangent.index
-    if tangent.value is None or tangent.dense or not _known(index) or tangent.rank < 1 or tangent.aval.size == 0:
+    """The entries with one row per distinct seed-index row (_merged_blocks)."""
+    if tangent.value is None or tangent.dense or not _known(tangent.index):
         return tangent
-    rows = np.ascontiguousarray(index.reshape(tangent.rank, -1))
-    padding = np.all(rows == PADDING, axis=1)
+    return _merged_blocks(tangent.aval, [(tangent.value, tangent.index)], tangent.lazies)
+
+
+def _merged_blocks(aval, blocks, lazies) -> Tangent:
+    """The entries of `blocks` ((V, P) pairs with constant P) stacked, with one row per distinct seed-index
+    row: rows with the same P are added (a seed reached along several paths: GMM's means through the
+    diagonal and the lower triangle), rows that are padding everywhere are dropped. Without this, every
+    path's entry would be carried (and multiplied by later folds) to the end. Rows are compared whole, and
+    the blocks are never stacked before merging (one copy of the merged rows only)."""
+    ranks = [int(index.shape[0]) for _, index in blocks]
+    owner = [(b, r) for b, rank in enumerate(ranks) for r in range(rank)]
     groups, position = [], {}
-    for r in range(tangent.rank):
-        if not padding[r]:
-            key = rows[r].tobytes()
+    if aval.size:
+        for g, (b, r) in enumerate(owner):
+            row = np.ascontiguousarray(blocks[b][1][r])
+            if np.all(row == PADDING):
+                continue
+            key = row.tobytes()
             if key in position:
-                groups[position[key]].append(r)
+                groups[position[key]].append(g)
             else:
                 position[key] = len(groups)
-                groups.append([r])
-    if len(groups) == tangent.rank:
-        return tangent
+                groups.append([g])
+    else:
+        groups = [[g] for g in range(len(owner))]
+    if len(groups) == len(owner):
+        if len(blocks) == 1:
+            return Tangent(aval, blocks[0][0], blocks[0][1], ranks[0], lazies)
+        return Tangent(aval, _stack([v for v, _ in blocks]), _stack([p for _, p in blocks]), len(owner), lazies)
     if not groups:
-        return Tangent(tangent.aval, None, None, 0, tangent.lazies)
+        return Tangent(aval, None, None, 0, lazies)
+
+    def take(ids):  # rows by global number: one slice or gather per run of rows from the same block
+        pieces, run = [], []
+        for g in ids:
+            if run and owner[g][0] != owner[run[0]][0]:
+                pieces.append(_take_rows(blocks[owner[run[0]][0]][0], [owner[h][1] for h in run]))
+                run = []
+            run.append(g)
+        pieces.append(_take_rows(blocks[owner[run[0]][0]][0], [owner[h][1] for h in run]))
+        return pieces[0] if len(pieces) == 1 else _stack(pieces)
+
     # Groups by decreasing size: those with more than t members are a prefix, so the t-th members of
     # each group are added by one gather of rows and one add, from the deepest level up.
     groups.sort(key=len, reverse=True)
     depth = len(groups[0])
-    total = _take_rows(tangent.value, [g[depth - 1] for g in groups if len(g) == depth])
+    total = take([g[depth - 1] for g in groups if len(g) == depth])
     for level in range(depth - 2, -1, -1):
         covered = sum(len(g) > level + 1 for g in groups)
-        head = ew.add(total, _take_rows(tangent.value, [g[level] for g in groups[:covered]]))
+        head = ew.add(total, take([g[level] for g in groups[:covered]]))
         rest = [g[level] for g in groups[covered:] if len(g) == level + 1]
-        total = _stack([head, _take_rows(tangent.value, rest)]) if rest else head
-    firsts = np.array([g[0] for g in groups], np.int64)
-    return Tangent(tangent.aval, total, index[firsts], len(groups), tangent.lazies)
+        total = _stack([head, take(rest)]) if rest else head
+    index = np.stack([blocks[owner[g[0]][0]][1][owner[g[0]][1]] for g in groups])
+    return Tangent(aval, total, index, len(groups), lazies)
 
 
 def _take_rows(value, rows):
