@@ -33,13 +33,22 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.ir import Literal, Program
+from ..core.ir import Eqn, Literal, Program, Var
+from ..core.types import Aval
 from ..primitives import elementwise as ew
 from ..primitives.indexing import gather, scatter
-from ..primitives.linalg import einsum, parse_spec
+from ..primitives.linalg import einsum, einsum_p, parse_spec
 from ..primitives.reduce import reduce_sum
 from ..primitives.rules import aval_of_value, broadcast_batch
-from ..primitives.structural import broadcast_in_dim, concatenate, reshape, slice_array, transpose
+from ..primitives.structural import (
+    broadcast_in_dim,
+    concatenate,
+    reshape,
+    reshape_p,
+    slice_array,
+    transpose,
+    transpose_p,
+)
 from ..tracing import trace_program
 from ..tracing.eager import evaluate
 
@@ -444,6 +453,23 @@ class _Interpreter:
         return result
 
 
+def _apply(interp, prim, params, operands, out_shape, dtype):
+    """The rule of `prim` on `operands` (tangents or primal values) as if an equation of the jvp program."""
+    inputs = tuple(Var(v.aval if isinstance(v, Tangent) else aval_of_value(v)) for v in operands)
+    eqn = Eqn(prim, inputs, dict(params), (Var(Aval(tuple(out_shape), dtype)),))
+    out = RULES[prim.name](interp, eqn, list(operands))
+    return out if out is not None else interp.fallback(eqn, list(operands))
+
+
+def _uniform(factor):
+    """The constant c of a factor that is c everywhere (None: 1), or None if it is not known to be."""
+    if factor is None:
+        return 1.0
+    if isinstance(factor, np.ndarray) and factor.size and np.all(factor == factor.flat[0]):
+        return factor.flat[0]
+    return None
+
+
 # --- rules: linear maps ----------------------------------------------------------------------------------------
 
 
@@ -544,11 +570,19 @@ def _move(interp, eqn, values):
     else:
         operands = list(values)
     aval = eqn.outputs[0].aval
+    if name == "transpose" and operands[0].lazies:
+        return _transpose_lazies(interp, eqn, operands[0])
     if name == "broadcast_in_dim" and not operands[0].is_zero:
         tangent = operands[0]
         entries = tangent.rank if tangent.value is not None else interp.size
         if tangent.lazies or entries * aval.size > interp.size:  # expanded, more entries than seeds
-            return Tangent(aval, None, None, 0, [Broadcast(None, tangent, eqn.params["dims"])])
+            dims = tuple(eqn.params["dims"])
+            kept = [a for a, d in enumerate(dims) if tangent.aval.shape[a] == aval.shape[d]]
+            if len(kept) < len(dims) and not tangent.lazies:  # size-1 axes stretched: the inner without them
+                shape = tuple(tangent.aval.shape[a] for a in kept)
+                tangent, dims = _apply(interp, reshape_p, {"shape": shape}, [tangent], shape,
+                                       tangent.aval.dtype), tuple(dims[a] for a in kept)
+            return Tangent(aval, None, None, 0, [Broadcast(None, tangent, dims)])
     operands = [flat(v, interp.size) if isinstance(v, Tangent) else v for v in operands]
     tangents = {k: operands[k] for k in moved if operands[k].value is not None}
     if not tangents:
@@ -579,6 +613,27 @@ def _move(interp, eqn, values):
         isinstance(a, Literal) for k, a in enumerate(eqn.inputs) if k not in moved)
     index = _moved_index(eqn, operands, tangents, rank) if constant else batched("index")
     return Tangent(aval, value, index, rank)
+
+
+def _transpose_lazies(interp, eqn, tangent: Tangent) -> Tangent:
+    """transpose(factor * broadcast(inner)) = transpose(factor) * broadcast(inner'), the inner transposed only
+    when its axes change order: the broadcast stays lazy."""
+    perm = tuple(eqn.params["perm"])
+    aval = eqn.outputs[0].aval
+    entries = Tangent(tangent.aval, tangent.value, tangent.index, tangent.rank)
+    total = _move(interp, eqn, [entries]) if entries.value is not None else zero(aval, interp.size)
+    lazies = []
+    for lazy in tangent.lazies:
+        dims = [perm.index(d) for d in lazy.dims]
+        order = tuple(int(a) for a in np.argsort(dims))
+        inner = lazy.inner
+        if order != tuple(range(len(dims))):
+            inner = _apply(interp, transpose_p, {"perm": order}, [inner],
+                           tuple(inner.aval.shape[a] for a in order), inner.aval.dtype)
+        factor = None if lazy.factor is None else (
+            np.transpose(lazy.factor, perm) if isinstance(lazy.factor, np.ndarray) else transpose(lazy.factor, perm))
+        lazies.append(Broadcast(factor, inner, sorted(dims)))
+    return add(total, Tangent(aval, None, None, 0, lazies), interp.size)
 
 
 # --- rules: sums and contractions ------------------------------------------------------------------------------
@@ -674,7 +729,14 @@ def _reduce_broadcast(interp, eqn, lazy: Broadcast, in_aval, axes) -> Tangent:
     leaves no broadcast, the result is the inner tangent times the summed factor."""
     aval, size = eqn.outputs[0].aval, interp.size
     if any(a in lazy.dims for a in axes):
-        return _reduce(interp, eqn, [_expand(lazy, in_aval, size)])
+        if lazy.factor is None or in_aval.ndim > 26:
+            return _reduce(interp, eqn, [_expand(lazy, in_aval, size)])
+        # sum over axes of the inner of factor * broadcast(inner): a contraction of the factor with the inner
+        # (its entries on the inner's shape: never broadcast to the factor's shape first)
+        names = "".join(chr(ord("a") + d) for d in range(in_aval.ndim))
+        spec = (names + "," + "".join(names[d] for d in lazy.dims) + "->"
+                + "".join(c for d, c in enumerate(names) if d not in axes))
+        return _apply(interp, einsum_p, {"spec": spec}, [lazy.factor, lazy.inner], aval.shape, aval.dtype)
     factor = lazy.factor if lazy.factor is not None else np.broadcast_to(np.ones((), in_aval.dtype), in_aval.shape)
     summed = reduce_sum(factor, axes)
     remaining = [d for d in range(in_aval.ndim) if d not in axes]
@@ -692,7 +754,9 @@ def _einsum(interp, eqn, values):
         return None
     (sa, sb), so = parse_spec(eqn.params["spec"])
     position = flags.index(True)
-    tangent, other = flat(values[position], interp.size), values[1 - position]
+    if values[position].lazies:
+        return _einsum_lazies(interp, eqn, values, position)
+    tangent, other = values[position], values[1 - position]
     letters, other_letters = (sa, sb) if position == 0 else (sb, sa)
     aval = eqn.outputs[0].aval
     if tangent.value is None or tangent.aval.size == 0:  # an empty operand contracts to zero
@@ -716,6 +780,40 @@ def _einsum(interp, eqn, values):
     value, index, entries = _fold_entries(value, index, tangent.rank, index_letters.replace(free, "@"), var, so,
                                           aval.shape, sizes)
     return _merged(Tangent(aval, value, index, entries))
+
+
+def _einsum_lazies(interp, eqn, values, position) -> Tangent:
+    """einsum(other, c * broadcast(inner)) with a uniform factor c and broadcast letters that only the output
+    has: c * broadcast(einsum(other, inner)), contracted on the inner's small shape (GMM: the means' tangent,
+    broadcast over the points, meets the lower triangle once per component, not once per point)."""
+    (sa, sb), so = parse_spec(eqn.params["spec"])
+    letters, other_letters = (sa, sb) if position == 0 else (sb, sa)
+    tangent, other = values[position], values[1 - position]
+    aval = eqn.outputs[0].aval
+    total, rest = zero(aval, interp.size), []
+    for lazy in tangent.lazies:
+        scale = _uniform(lazy.factor)
+        spread = [c for d, c in enumerate(letters) if d not in lazy.dims]
+        inner_letters = "".join(letters[d] for d in lazy.dims)
+        if scale is None or any(c not in so or c in other_letters for c in spread) or lazy.inner.aval.shape != tuple(
+                tangent.aval.shape[d] for d in lazy.dims):
+            rest.append(lazy)
+            continue
+        out_letters = "".join(c for c in so if c not in spread)
+        spec = f"{other_letters},{inner_letters}->{out_letters}" if position == 1 else \
+            f"{inner_letters},{other_letters}->{out_letters}"
+        operands = [other, lazy.inner] if position == 1 else [lazy.inner, other]
+        out_shape = tuple(aval.shape[so.index(c)] for c in out_letters)
+        inner = _apply(interp, eqn.prim, {**eqn.params, "spec": spec}, operands, out_shape, aval.dtype)
+        factor = None if scale == 1 else np.broadcast_to(np.array(scale, aval.dtype), aval.shape)
+        dims = tuple(so.index(c) for c in out_letters)
+        total = add(total, Tangent(aval, None, None, 0, [Broadcast(factor, inner, dims)]), interp.size)
+    plain = Tangent(tangent.aval, tangent.value, tangent.index, tangent.rank, rest)
+    if not plain.is_zero:
+        operands = list(values)
+        operands[position] = flat(plain, interp.size)
+        total = add(total, _einsum(interp, eqn, operands), interp.size)
+    return total
 
 
 RULES = {
