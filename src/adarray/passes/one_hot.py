@@ -173,10 +173,8 @@ def flat(tangent: Tangent, size: int) -> Tangent:
     """The tangent with its lazy broadcasts expanded into entries."""
     if not tangent.lazies:
         return tangent
-    total = Tangent(tangent.aval, tangent.value, tangent.index, tangent.rank)
-    for lazy in tangent.lazies:
-        total = add(total, _expand(lazy, tangent.aval, size), size)
-    return total
+    entries = Tangent(tangent.aval, tangent.value, tangent.index, tangent.rank)
+    return add_all([entries] + [_expand(lazy, tangent.aval, size) for lazy in tangent.lazies], tangent.aval, size)
 
 
 def materialize(tangent: Tangent, size: int):
@@ -287,6 +285,25 @@ def add(a: Tangent, b: Tangent, size: int) -> Tangent:
     if _known(a.index) and _known(b.index):
         return _merged_blocks(a.aval, [(a.value, a.index), (b.value, b.index)], lazies)
     return Tangent(a.aval, _stack([a.value, b.value]), _stack([a.index, b.index]), a.rank + b.rank, lazies)
+
+
+def add_all(tangents, aval, size: int) -> Tangent:
+    """The sum of several tangents of `aval`: the entries of all the parts with constant P merged and stacked
+    at once (adding them two by two would copy the growing stack once per part)."""
+    tangents = [t for t in tangents if not t.is_zero]
+    lazies = _merge_lazies(tuple(lazy for t in tangents for lazy in t.lazies), aval)
+    known = [t for t in tangents if t.value is not None and not t.dense and _known(t.index)]
+    total = zero(aval, size)
+    if len(known) > 1:
+        total = _merged_blocks(aval, [(t.value, t.index) for t in known], ())
+        if total.rank > size:
+            total = densify(total, size)
+    elif known:
+        total = Tangent(aval, known[0].value, known[0].index, known[0].rank)
+    for t in tangents:
+        if t.value is not None and not any(t is k for k in known):
+            total = add(total, Tangent(aval, t.value, t.index, t.rank), size)
+    return Tangent(aval, total.value, total.index, total.rank, lazies)
 
 
 def _merged(tangent: Tangent) -> Tangent:
@@ -689,10 +706,9 @@ def _reduce(interp, eqn, values):
         return zero(aval, interp.size)
     if tangent.lazies:
         entries = Tangent(tangent.aval, tangent.value, tangent.index, tangent.rank)
-        total = _reduce(interp, eqn, [entries]) if entries.value is not None else zero(aval, interp.size)
-        for lazy in tangent.lazies:
-            total = add(total, _reduce_broadcast(interp, eqn, lazy, tangent.aval, axes), interp.size)
-        return total
+        parts = [_reduce(interp, eqn, [entries])] if entries.value is not None else []
+        parts += [_reduce_broadcast(interp, eqn, lazy, tangent.aval, axes) for lazy in tangent.lazies]
+        return add_all(parts, aval, interp.size)
     if tangent.dense:
         return Tangent(aval, reduce_sum(tangent.value, tuple(a + 1 for a in axes)), None, tangent.rank)
     if _known(tangent.index) and tangent.rank > 1:
@@ -701,10 +717,8 @@ def _reduce(interp, eqn, values):
             tangent.aval.shape)))]
         steady = np.all((tangent.index == first).reshape(tangent.rank, -1), axis=1)
         if steady.any() and not steady.all():
-            total = zero(aval, interp.size)
-            for rows in (np.flatnonzero(steady), np.flatnonzero(~steady)):
-                total = add(total, _reduce(interp, eqn, [_entries(tangent, rows)]), interp.size)
-            return total
+            return add_all([_reduce(interp, eqn, [_entries(tangent, rows)])
+                            for rows in (np.flatnonzero(steady), np.flatnonzero(~steady))], aval, interp.size)
     constant = _constant_axes(tangent.index, axes)
     var = [a for a in axes if a not in constant]
     value = reduce_sum(tangent.value, tuple(a + 1 for a in constant)) if constant else tangent.value
