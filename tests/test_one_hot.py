@@ -252,3 +252,18 @@ def test_gmm_ir_has_no_identity_and_no_duplicate_entries():
     k = args[0].shape[0]
     entries = [int(m) for m in re.findall(rf"\w+:f64\[(\d+),50,{k}\] =", text)]
     assert entries and max(entries) <= 15, entries
+
+
+def test_rows_with_repeated_seeds_are_assembled_by_assignments():
+    """Six entries per element, some with the same seed (a gather with repeated indices): the rows are
+    assembled by plain assignments in layers (no scatter-add), equal to jacrev's."""
+    picks = np.array([0, 1, 0, 2, 0, 3, 1, 1, 4, 5, 5, 5, 2, 2, 2, 2, 0, 1, 2, 3, 4, 5, 0, 0])
+
+    def fn(x):
+        return anp.sum(anp.reshape(x[picks], (6, 4)) ** 2, axis=0)
+
+    x = np.random.default_rng(7).normal(size=6)
+    text = str(ad.make_ir(ad.jacfwd(fn))(x))
+    assert "scatter[op=add" not in text and "scatter[op=set" in text
+    _close(ad.jacfwd(fn)(x), ad.jacrev(fn)(x))
+    _close(ad.jacfwd(fn)(x), _unoptimised(fn, x))

@@ -55,6 +55,10 @@ from ..tracing.eager import evaluate
 # Rows from at most this many entries per element are selected (no scatter; vmap keeps them small).
 MASKED_ENTRIES = 4
 
+# Rows with at most this many entries per element and seed are assembled by as many plain assignments;
+# more take one scatter-add.
+MAX_LAYERS = 4
+
 # The seed index of a padding entry (value 0: the zeros a pad, a zero operand of a concatenation or a short
 # stack of entries add). It matches no seed; an entry row that is padding everywhere is dropped (_merged).
 PADDING = -1
@@ -208,7 +212,34 @@ def materialize(tangent: Tangent, size: int):
     spec = (("array",),) * (1 + lead) + tuple(("slice", 0, n, 1) for n in aval.shape[lead:])
     # Distinct seed indices in every element's entries: plain assignment (much faster than a scatter-add).
     distinct = _known(index) and (tangent.rank == 1 or not np.any(np.diff(np.sort(index, axis=0), axis=0) == 0))
+    if _known(index) and not distinct:
+        layers = _layers(index)
+        if len(layers) <= MAX_LAYERS:
+            return _layered(tangent.value, index, layers, zeros, spec, lead)
     return scatter(zeros, spec, [index, *grids], tangent.value, "set" if distinct else "add")
+
+
+def _layers(index):
+    """The entries of a constant P split into layers in which every element's seeds are distinct: layer l
+    holds each element's l-th entry for a seed (as positions of P: tuples of index arrays)."""
+    order = np.argsort(index, axis=0, kind="stable")
+    ordered = np.take_along_axis(index, order, axis=0)
+    rows = np.arange(index.shape[0]).reshape((-1,) + (1,) * (index.ndim - 1))
+    starts = np.where(np.concatenate([np.ones_like(ordered[:1], bool), ordered[1:] != ordered[:-1]]), rows, 0)
+    occurrence = np.empty_like(index)
+    np.put_along_axis(occurrence, order, rows - np.maximum.accumulate(starts, axis=0), axis=0)
+    return [np.nonzero(occurrence == level) for level in range(int(occurrence.max()) + 1)]
+
+
+def _layered(value, index, layers, zeros, spec, lead: int):
+    """The scatter-add of V at P as a sum of plain assignments, one per layer (_layers): NumPy's fancy
+    assignment, not its much slower np.add.at."""
+    total = None
+    for where in layers:
+        picked = gather(value, spec, list(where))
+        part = scatter(zeros, spec, [index[where], *where[1:]], picked, "set")
+        total = part if total is None else ew.add(total, part)
+    return total
 
 
 def _row(x, r: int):
