@@ -179,6 +179,10 @@ EDGE_PROGRAMS = {
     "gather by traced indices with ties": lambda x: anp.sum(anp.cumsum(anp.sort(anp.round(x))) * x[:1]),
     "vector output with shared seeds": lambda x: anp.stack([anp.sum(x * x), x[0] * x[1], anp.sum(x[:3]) * x[0]]),
     "padding only": lambda x: anp.sum(anp.pad(x[:2], 3) * 0.5) + anp.sum(anp.concatenate([anp.zeros(4), x]) ** 2),
+    "a lazy broadcast of size-1 axes summed with a factor": lambda x: anp.sum(
+        anp.broadcast_to(anp.sum(x)[None, None] * x[:, None], (9, 4)) * np.arange(36.0).reshape(9, 4), axis=1),
+    "a lazy broadcast through a transpose and an einsum": lambda x: anp.sum(anp.einsum(
+        "ik,kj->ij", np.ones((2, 9)), anp.transpose(anp.broadcast_to(x, (5, 9)) - 1.0)) ** 2),
     "empty slice of the input": lambda x: anp.sum(x[:0] * 2.0) + anp.sum(anp.reshape(x[:0], (0, 3)), axis=0),
 }
 

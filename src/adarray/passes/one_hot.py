@@ -774,7 +774,8 @@ def _reduce_broadcast(interp, eqn, lazy: Broadcast, in_aval, axes) -> Tangent:
     leaves no broadcast, the result is the inner tangent times the summed factor."""
     aval, size = eqn.outputs[0].aval, interp.size
     if any(a in lazy.dims for a in axes):
-        if lazy.factor is None or in_aval.ndim > 26:
+        stretched = lazy.inner.aval.shape != tuple(in_aval.shape[d] for d in lazy.dims)  # size-1 axes broadcast
+        if lazy.factor is None or stretched or in_aval.ndim > 26:
             return _reduce(interp, eqn, [_expand(lazy, in_aval, size)])
         # sum over axes of the inner of factor * broadcast(inner): a contraction of the factor with the inner
         # (its entries on the inner's shape: never broadcast to the factor's shape first)
