@@ -73,6 +73,7 @@ from .one_hot_entries import (
     materialize,
     zero,
 )
+from .one_hot_loops import fold_rule
 
 # Structural primitives whose output elements are copies of operand elements (or padding zeros).
 MOVES = ("broadcast_in_dim", "reshape", "transpose", "slice", "unslice", "concatenate", "gather")
@@ -533,4 +534,5 @@ RULES = {
     "select": _select,
     **{name: _move for name in MOVES},
     "reduce": _reduce, "einsum": _einsum,
+    "fold": fold_rule,
 }
