@@ -271,3 +271,56 @@ def test_rows_with_repeated_seeds_are_assembled_by_assignments():
     assert "scatter[op=add" not in text and "scatter[op=set" in text
     _close(ad.jacfwd(fn)(x), ad.jacrev(fn)(x))
     _close(ad.jacfwd(fn)(x), _unoptimised(fn, x))
+
+
+# --- folds: the carry's tangents in a fixed layout, the constants' seeds hoisted ------------------------------
+
+
+DATA = np.linspace(-1.0, 1.0, 20).reshape(5, 4)
+FOLDS = {
+    "parameters as constants": lambda w: ad.fold(lambda c, x: (anp.tanh(c * w[:4] + x * w[4:]), anp.sum(c * c)),
+                                                 np.zeros(4), DATA)[1],
+    "the carry starts with the seeds": lambda w: ad.fold(lambda c, x: (c * anp.sin(c) + x, anp.sum(c) * c[0]),
+                                                         w[:4], DATA)[0],
+    "a carry that mixes every seed": lambda w: ad.fold(lambda c, x: (c + anp.sum(c * w[:4]) * x, c[0]),
+                                                       w[4:], DATA)[1],
+    "a primal accumulator next to the tangents": lambda w: ad.fold(
+        lambda c, x: ((c[0] + x, c[1] * anp.cos(w[:4] * c[0][0])), anp.sum(c[1])), (np.zeros(4), w[4:]), DATA)[1],
+    "reversed, with an unused tangent": lambda w: ad.fold(lambda c, x: (c * 0.5 + x[:1] * w[:1], anp.exp(c)),
+                                                          w[4:5], DATA, reverse=True)[1],
+    "the scanned input is differentiated (materialised)": lambda w: ad.fold(
+        lambda c, x: (c * x + 1.0, c), 1.0, w)[1],
+    "nested folds": lambda w: ad.fold(lambda c, x: (ad.fold(lambda d, y: (d * w[:4] + y, d[0]), c, DATA)[0], c[1]),
+                                      w[4:], DATA[:2])[1],
+}
+
+
+@pytest.mark.parametrize("name", sorted(FOLDS))
+def test_folds_match_jacrev_and_the_materialised_seeds(name):
+    w = np.random.default_rng(8).normal(size=8) * 0.5
+    fn = FOLDS[name]
+    mine = ad.jacfwd(fn)(w)
+    _close(mine, ad.jacrev(fn)(w))
+    _close(mine, _unoptimised(fn, w))
+
+
+def test_adbench_lstm_objective_stays_linear_and_matches_grad():
+    """The whole D-LSTM loss (a fold over the characters): no value of the optimised program grows faster
+    than n (before, the fold carried (n, bits) tangents of the n x n identity's products)."""
+    from benchmarks.adbench.tool_adarray import lstm_objective
+
+    largest, inputs = [], []
+    for bits in (10, 40):
+        rng = np.random.default_rng(9)
+        main, extra = 0.5 * rng.normal(size=(4, 4 * bits)), 0.5 * rng.normal(size=(3, bits))
+        state, sequence = rng.normal(size=(4, bits)), rng.uniform(size=(5, bits))
+        jac = ad.jacfwd(lstm_objective, argnums=(0, 1))
+        _close(jac(main, extra, state, sequence), ad.grad(lstm_objective, argnums=(0, 1))(main, extra, state,
+                                                                                           sequence))
+        program = ad.make_ir(jac)(main, extra, state, sequence)
+        assert "fold" in str(program)
+        largest.append(max(v.aval.size for eqn in program.eqns for v in eqn.outputs))
+        inputs.append(main.size + extra.size)
+    assert largest[1] / largest[0] <= 1.25 * inputs[1] / inputs[0], (largest, inputs)
+    _close(ad.jacfwd(lstm_objective, argnums=(0, 1))(main, extra, state, sequence),
+           _unoptimised(lstm_objective, main, extra, state, sequence, argnums=(0, 1)))
