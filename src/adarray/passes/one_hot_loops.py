@@ -8,8 +8,8 @@ the loop's carry. The constants' P are loop-invariant (hoisted: known at tracing
 constants of the new fold. The layout is found by iteration: trace the body with the carry's layout,
 and if a step produces entries at seeds the layout lacks, widen the layout to the union and trace
 again (dense rows, R = n, when the union outgrows the seeds). ADBench's LSTM: every bit of the
-state depends on the 17 weights of that bit, whatever the number of characters, so the loop costs
-O(n) per step instead of O(n^2).
+state depends on the 9 or 17 weights of that bit (first or second layer), whatever the number of
+characters, so the loop costs O(n) per step instead of O(n^2).
 
 Not symbolic (the materialised path, as before): tangents of the scanned inputs `xs` (their seeds
 change every step), traced seed indices, and layouts that do not settle within a few passes.
