@@ -30,7 +30,7 @@ from ..primitives.indexing import gather
 from ..primitives.rules import aval_of_value
 from ..primitives.structural import concatenate, transpose
 from ..tracing import trace_program
-from .one_hot_entries import Tangent, _known, densify, flat, zero
+from .one_hot_entries import PADDING, Tangent, _known, _merged, densify, flat, zero
 from .simplify import simplify
 
 # Traces of the body tried before the layout of the carry's tangents must have settled.
@@ -82,7 +82,7 @@ def _layout_of(tangent: Tangent):
 
 def _union(layout, tangent: Tangent, size: int):
     """The smallest layout holding both `layout` and the tangent's entries (None: traced seeds)."""
-    other = _layout_of(tangent)
+    other = _layout_of(_merged(tangent))
     if isinstance(other, str) and other == "zero":
         return layout
     if isinstance(layout, str) and layout == "zero":
@@ -100,7 +100,7 @@ def _union(layout, tangent: Tangent, size: int):
 
 def _align(tangent: Tangent, layout, size: int):
     """The tangent's entries V in `layout` (zero rows where it has none), or None if it does not fit."""
-    tangent = flat(tangent, size)
+    tangent = _merged(flat(tangent, size))
     aval = tangent.aval
     if isinstance(layout, str) and layout == "zero":
         return None if not tangent.is_zero else ()
@@ -118,7 +118,7 @@ def _align(tangent: Tangent, layout, size: int):
     for r, row in enumerate(tangent.index):
         target = where.get(np.ascontiguousarray(row).tobytes())
         if target is None:
-            if np.all(row == -1):
+            if np.all(row == PADDING):
                 continue  # padding: holds zeros
             return None
         if picks[target] != tangent.rank:
