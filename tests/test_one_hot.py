@@ -203,10 +203,17 @@ def test_empty_input():
     _close(jac, _unoptimised(fn, np.zeros(0)))
 
 
+def _fold_rows(value):
+    """A fold over the rows, the first row a constant of the loop."""
+    first = value[0]
+    carry, rows = ad.fold(lambda c, row: (anp.tanh(anp.sin(c) * row + c * first), c * row), first, value)
+    return rows + carry
+
+
 def _random_program(rng):
     """A random composition of elementwise maps, products of two paths, broadcasts, gathers with duplicates,
-    sums over axes and concatenations on a (3, 4) view of 12 inputs."""
-    steps = [int(s) for s in rng.integers(0, 8, size=6)]
+    sums over axes, concatenations and folds on a (3, 4) view of 12 inputs."""
+    steps = [int(s) for s in rng.integers(0, 9, size=6)]
     picks = rng.integers(0, 12, size=12)
 
     def fn(x):
@@ -224,16 +231,18 @@ def _random_program(rng):
                 value = anp.concatenate([value[:, :2], value[:, :2] * value[:, 2:]], axis=1)
             elif step == 5:
                 value = anp.einsum("ij,kj->ik", value, np.ones((3, 4))) @ value * 0.1
+            elif step == 7:
+                value = value - anp.logsumexp(value, axis=0)
+            elif step == 8:
+                value = _fold_rows(value)
             elif step == 6:
                 value = anp.tanh(value) + anp.transpose(value[::-1, ::-1]).reshape(3, 4)
-            else:
-                value = value - anp.logsumexp(value, axis=0)
         return anp.sum(value * value)
 
     return fn, steps
 
 
-@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("seed", range(16))
 def test_random_programs_match_jacrev_and_grad(seed):
     rng = np.random.default_rng(seed)
     fn, steps = _random_program(rng)
