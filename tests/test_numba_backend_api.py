@@ -152,6 +152,22 @@ def test_a_primitive_without_a_lowering_cuts_the_program_and_runs_on_numpy():
     np.testing.assert_allclose(ad.jit(ad.grad(f), backend="numba")(x), ad.grad(f)(x), rtol=1e-12)
 
 
+def test_a_long_program_is_compiled_as_several_functions(monkeypatch):
+    """Compile time grows faster than a function's length: long runs are cut (options.MAX_SEGMENT_EQUATIONS)."""
+    monkeypatch.setattr(options, "MAX_SEGMENT_EQUATIONS", 4)
+
+    def f(x):
+        for k in range(5):
+            x = anp.sin(x) * (k + 1.5) + x
+        return anp.sum(x * x)
+
+    x = np.linspace(-1.0, 1.0, 9)
+    program = ad.make_ir(ad.grad(f))(x)
+    runs = [body for kind, body in runtime.segments(program) if kind == "numba"]
+    assert len(runs) == -(-len(program.eqns) // 4) and max(map(len, runs)) == 4
+    np.testing.assert_allclose(ad.jit(ad.grad(f), backend="numba")(x), ad.grad(f)(x), rtol=1e-12)
+
+
 # --- loops, errors, values ----------------------------------------------------------------------------------
 
 
