@@ -22,6 +22,11 @@ PARALLEL_MIN_WORK = 1 << 18
 BLAS_MIN_WORK = 1 << 13
 BLAS_MIN_CONTRACTION = 8
 
+# A run of compiled equations longer than this is cut into several generated functions: LLVM's and
+# Numba's time grows faster than the function's length (ADBench's hand Jacobian, 549 equations: 51 s
+# as one function, 19 s in runs of 200, run time 0.82 -> 0.87 ms; in runs of 50, 39 s and 2 ms).
+MAX_SEGMENT_EQUATIONS = 200
+
 # Keep freed memory in the process (glibc: mallopt), as JAX's allocator does, instead of giving every
 # large array back to the OS on free and faulting its pages in again on the next call: a gradient of
 # 10^6-element arrays spends more time in page faults than in arithmetic otherwise (scan add's
