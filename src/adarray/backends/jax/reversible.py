@@ -59,6 +59,7 @@ _UPDATE = {"inc": jnp.add, "dec": jnp.subtract, "xor": jnp.bitwise_xor, "mul": j
            "div": jnp.true_divide}
 _SYMBOL = {"inc": "+=", "dec": "-=", "xor": "^=", "mul": "*=", "div": "/="}
 _KIND_NAMES = {"f": float, "i": int, "b": bool}
+CHECKED = (reversible_p, reversible_grad_p)  # the primitives whose lowering reports failed checks
 _pending: list = []  # the error a failed check raised on the host, for adarray.jit to re-raise as itself
 
 
@@ -525,9 +526,11 @@ def _report(messages, code, values) -> None:
 
     def raise_it(k, shown):
         text, error, kinds = messages[int(k)]
-        exception = error(text.format(*[_KIND_NAMES[kind if kind in "fb" else "i"](v)
-                                        for kind, v in zip(kinds, shown.tolist())]))
-        _pending[:] = [exception]
+        message = text.format(*[_KIND_NAMES[kind if kind in "fb" else "i"](v)
+                                for kind, v in zip(kinds, shown.tolist())])
+        _pending[:] = [(error, message)]
+        exception = error.__new__(error)
+        Exception.__init__(exception, message)  # no source location: this frame is JAX's, the caller's is unknown
         raise exception
 
     lax.cond(jnp.any(flat >= 0), lambda: jax.debug.callback(raise_it, flat[first], values.reshape(-1, VALUE_SLOTS)
@@ -535,7 +538,7 @@ def _report(messages, code, values) -> None:
 
 
 def take_pending_error():
-    """The error a failed check raised on the host during the last call, if any (once)."""
+    """(error class, message) of the check that failed on the host during the last call, if any (once)."""
     return _pending.pop() if _pending else None
 
 
