@@ -126,8 +126,6 @@ def test_host_callbacks_are_the_documented_ones():
     """Only these run on the host (no XLA formulation or none with our conventions): the series in
     truncated Taylor arithmetic of the incomplete gamma/beta and zeta derivatives, the exact adjugate
     jets, binom and zeta (no jax.scipy.special.binom; JAX's zeta lacks the continuation to s < 1),
-    sqrtm and logm (JAX has no logm; its sqrtm is complex, CPU only), and the reversible statement
-    programs (not yet lowered to lax.fori_loop: backends/jax/reversible.py). See the family modules."""
+    sqrtm and logm (JAX has no logm; its sqrtm is complex, CPU only). See the family modules."""
     assert sorted(p.name for p in jax_backend.HOST_CALLBACKS) == [
-        "adjugate_derivative", "betainc_dab", "binom", "gammainc_da", "logm", "reversible", "reversible_grad",
-        "sqrtm", "zeta", "zeta_ds"]
+        "adjugate_derivative", "betainc_dab", "binom", "gammainc_da", "logm", "sqrtm", "zeta", "zeta_ds"]

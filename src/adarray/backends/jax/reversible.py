@@ -480,8 +480,11 @@ def lowered_natively(program, args) -> bool:
     """Whether `program` on arguments like `args` (one instance) traces into XLA (else it runs on the host)."""
     if recursive(program):
         return False
+    from .interpreter import x64
+
     try:
-        jax.eval_shape(lambda *xs: _trace(program, xs)[:3], *args)
+        with x64():
+            jax.eval_shape(lambda *xs: _trace(program, xs)[:3], *args)
     except Unsupported:
         return False
     return True
