@@ -173,6 +173,12 @@ def aliased(x, i, j):
     x[i] += x[j]
 
 
+@rv.reversible
+def overrun(y, x):
+    for i in range(len(x) + 1):  # short loops are unrolled, long ones not: both must check the last index
+        y += x[i]
+
+
 @pytest.mark.parametrize("fn, args", [
     (lambda x: leaky(0.0, x)[0], (1.0,)),
     (lambda x, i: poke(0.0, x, i)[0], (np.ones(3), np.int64(5))),
@@ -180,7 +186,10 @@ def aliased(x, i, j):
     (lambda y, x: bad_branch(y, x)[0], (-1.0, 0.5)),
     (lambda n: bad_while(0.0, n)[0], (np.int64(3),)),
     (lambda x, i, j: aliased(x, i, j)[0], (np.ones(3), np.int64(1), np.int64(1))),
-], ids=["ancilla", "index", "negative index", "if post-condition", "while post-condition", "aliased elements"])
+    (lambda x: overrun(0.0, x)[0], (np.ones(3),)),
+    (lambda x: overrun(0.0, x)[0], (np.ones(20),)),
+], ids=["ancilla", "index", "negative index", "if post-condition", "while post-condition", "aliased elements",
+        "unrolled loop past the end", "loop past the end"])
 def test_failed_checks_raise_the_interpreters_error(fn, args):
     with pytest.raises((ReversibilityError, ExecutionError)) as expected:
         fn(*args)

@@ -36,12 +36,13 @@ import jax.numpy as jnp
 from jax import lax
 
 from ...core.errors import ExecutionError, ReversibilityError, ShapeError
-from ...reversible.ir import called_names, names_written
+from ...reversible.ir import base_name, blocks, called_names, statement_targets
 from ...reversible.primitive import adjoint_of, reversible_grad_p, reversible_p
 from ..numpy.reversible import _array_leaves as array_leaves  # the interpreter's helpers: the same checks
 from ..numpy.reversible import _text as expression_text  # and the same wording
 from .registry import lowering
 
+UNROLL, UNROLL_STATEMENTS = 8, 64  # loops of at most 8 known iterations and 64 inlined statements: unrolled
 VALUE_SLOTS = 6  # the most values a check shows: range(a, b, s) became range(a', b', s')
 _UNARY = {"exp": jnp.exp, "log": jnp.log, "log1p": jnp.log1p, "expm1": jnp.expm1, "sqrt": jnp.sqrt, "sin": jnp.sin,
           "cos": jnp.cos, "tan": jnp.tan, "arcsin": jnp.arcsin, "arccos": jnp.arccos, "arctan": jnp.arctan,
@@ -91,6 +92,7 @@ class _Frame:
         self.types = {v: (k, r) for v, k, r in types}
         self.env = dict(zip(args, values))
         self.args = args
+        self.ranges = {}  # loop index -> (lowest, highest), for loops with static bounds
 
 
 class _Tracer:
@@ -98,9 +100,10 @@ class _Tracer:
 
     def __init__(self, program):
         self.functions = {f[0]: f for f in program}
+        self._written: dict = {}
         self.messages: list = []  # (text with {0}.. slots, error class, value kinds)
         self.code = jnp.int32(-1)
-        self.values = jnp.zeros(VALUE_SLOTS, jnp.float64)
+        self.values = (jnp.float64(0.0),) * VALUE_SLOTS  # scalars: a check updates only the slots it shows
 
     # --- checks ------------------------------------------------------------------------------------------
 
@@ -111,11 +114,10 @@ class _Tracer:
         kinds = tuple("f" if isinstance(v, float) else "b" if isinstance(v, bool) else "i" if isinstance(v, int)
                       else jnp.asarray(v).dtype.kind for v in values)
         self.messages.append((f"reversible '{frame.name}', line {line}: {text}", error, kinds))
-        shown = [jnp.asarray(v, jnp.float64).reshape(()) for v in values]
-        shown += [jnp.float64(0.0)] * (VALUE_SLOTS - len(shown))
         now = jnp.logical_and(self.code < 0, condition)
-        self.code = jnp.where(now, jnp.int32(len(self.messages) - 1), self.code)
-        self.values = jnp.where(now, jnp.stack(shown), self.values)
+        self.code = lax.select(now, jnp.int32(len(self.messages) - 1), self.code)
+        self.values = tuple(lax.select(now, _typed(v, jnp.float64).reshape(()), old) if j < len(values) else old
+                            for j, (old, v) in enumerate(zip(self.values, list(values) + [None] * VALUE_SLOTS)))
 
     # --- expressions -------------------------------------------------------------------------------------
 
@@ -163,6 +165,10 @@ class _Tracer:
         indices = []
         for axis, index_expr in enumerate(expr[2:]):
             index, size = self.value(frame, index_expr, line), array.shape[axis]
+            known = None if _static_int(index) else self.interval(frame, index_expr)
+            if known is not None and -size <= known[0] and known[1] < size:
+                indices.append(index if known[0] >= 0 else jnp.where(index < 0, index + size, index))
+                continue  # in bounds whatever the loop index: no check
             if _static_int(index):
                 outside = not -size <= index < size
             else:
@@ -174,6 +180,34 @@ class _Tracer:
                            else index if _static_int(index) else jnp.where(index < 0, index + size, index))
         return name, indices
 
+    def interval(self, frame, expr):
+        """(lowest, highest) an integer index expression can take, from the static ranges of the loop indices
+        it combines (+, -, *, // by a positive constant); None if unknown."""
+        if _static_int(expr):
+            return (expr, expr)
+        if isinstance(expr, str):
+            return frame.ranges.get(expr)
+        if not isinstance(expr, tuple):
+            return None
+        op = expr[0]
+        if op in ("len", "shape"):
+            value = self.value(frame, expr, 0)
+            return (value, value)
+        if op in ("add", "sub", "mul", "floordiv") and len(expr) == 3:
+            x, y = self.interval(frame, expr[1]), self.interval(frame, expr[2])
+            if x is None or y is None:
+                return None
+            if op == "add":
+                return (x[0] + y[0], x[1] + y[1])
+            if op == "sub":
+                return (x[0] - y[1], x[1] - y[0])
+            if op == "mul":
+                products = [p * q for p in x for q in y]
+                return (min(products), max(products))
+            if y[0] == y[1] and y[0] > 0:
+                return (x[0] // y[0], x[1] // y[0])
+        return None
+
     # --- places ------------------------------------------------------------------------------------------
 
     def read(self, frame, target, line):
@@ -184,6 +218,7 @@ class _Tracer:
         if isinstance(target, str):
             old = frame.env.get(target)
             frame.env[target] = _typed(value, old.dtype) if old is not None else jnp.asarray(value)
+            frame.ranges.pop(target, None)
             return
         name, indices = self.element(frame, target, line)
         array = frame.env[name]
@@ -204,11 +239,35 @@ class _Tracer:
 
     # --- statements --------------------------------------------------------------------------------------
 
-    def run(self, name, values):
-        """The function `name` on `values`: its arguments' values after its body."""
+    def run(self, name, values, ranges=None):
+        """The function `name` on `values`: its arguments' values after its body. `ranges`: the known ranges of
+        integer arguments that the function does not write (for the bounds checks it can skip)."""
         frame = _Frame(self.functions[name], values)
+        frame.ranges.update(ranges or {})
         self.block(frame, frame.body)
         return [frame.env[a] for a in frame.args]
+
+    def written_arguments(self, name) -> set:
+        """The parameters function `name` writes (a call writes what its callee writes, not all it passes)."""
+        if name not in self._written:
+            function = self.functions[name]
+            self._written[name] = set(function[1])  # (recursive programs run on the host: no cycle here)
+            self._written[name] = set(function[1]) & self.writes(function[5])
+        return self._written[name]
+
+    def writes(self, statements) -> set:
+        """The variables `statements` write."""
+        out = set()
+        for statement in statements:
+            if statement[0] == "call":
+                params = self.functions[statement[2]][1]
+                written = self.written_arguments(statement[2])
+                out |= {base_name(t) for p, t in zip(params, statement[3]) if p in written}
+            else:
+                out |= {base_name(t) for t in statement_targets(statement)}
+            for block in blocks(statement):
+                out |= self.writes(block)
+        return out
 
     def block(self, frame, statements) -> None:
         for statement in statements:
@@ -238,7 +297,12 @@ class _Tracer:
         old = self.read(frame, target, line)
         if jnp.ndim(old) and not self.same_shapes(frame, s, line):
             return
+        before = self.interval(frame, target) if kind in ("inc", "dec") and isinstance(target, str) else None
+        change = self.interval(frame, expr) if before is not None else None
         self.write(frame, target, _UPDATE[kind](old, self.value(frame, expr, line)), line)
+        if change is not None:  # an integer ancilla holding a loop index (a copy made for a call) keeps its range
+            frame.ranges[target] = ((before[0] + change[0], before[1] + change[1]) if kind == "inc"
+                                    else (before[0] - change[1], before[1] - change[0]))
 
     _inc = _dec = _xor = _mul = _div = _update
 
@@ -260,10 +324,22 @@ class _Tracer:
 
     def _call(self, frame, s, line) -> None:
         self.distinct(frame, list(s[3]), line, "the arguments")
-        results = self.run(s[2], [jnp.asarray(self.read(frame, a, line)) for a in s[3]])
-        for target, result in zip(s[3], results):
+        params, written = self.functions[s[2]][1], self.written_arguments(s[2])
+        values, ranges = [], {}
+        for param, target in zip(params, s[3]):
+            value = self.read(frame, target, line)
+            if param not in written:  # read only: a constant stays one, a loop index keeps its range
+                known = self.interval(frame, target) if not _static_int(value) else None
+                if known is not None:
+                    ranges[param] = known
+            values.append(value if param not in written and _static_int(value) else jnp.asarray(value))
+        results = self.run(s[2], values, ranges)
+        for param, target, result in zip(params, s[3], results):
+            if param not in written:
+                continue  # unchanged
             if isinstance(target, str):
                 frame.env[target] = result  # a whole variable takes what the callee gives back, as in Python
+                frame.ranges.pop(target, None)
             else:
                 self.write(frame, target, result, line)
 
@@ -282,12 +358,17 @@ class _Tracer:
 
     def _alloc(self, frame, s, line) -> None:
         frame.env[s[2]] = self.initial(frame, s[2], s[3], line)
+        frame.ranges.pop(s[2], None)
+        start = 0 if isinstance(s[3], tuple) and s[3][0] == "zeros_like" else s[3]
+        if frame.types[s[2]] == ("i", 0) and _static_int(start):
+            frame.ranges[s[2]] = (start, start)
 
     def _free(self, frame, s, line) -> None:
         name, init = s[2], s[3]
         if name not in frame.env:
             raise Unsupported(f"'{name}' is released where it is not bound")
         var = frame.env.pop(name)
+        frame.ranges.pop(name, None)
         if not frame.check:
             return
         kind, rank = frame.types[name]
@@ -309,6 +390,7 @@ class _Tracer:
 
     def _drop(self, frame, s, line) -> None:
         frame.env.pop(s[2], None)
+        frame.ranges.pop(s[2], None)
 
     def _if(self, frame, s, line) -> None:
         _, _, pre, post, then, orelse = s
@@ -340,7 +422,12 @@ class _Tracer:
             n = jnp.where(c > 0, jnp.maximum(0, (b - a + safe - 1) // safe),
                           jnp.maximum(0, (a - b - safe - 1) // -safe))
             n = jnp.where(c == 0, 0, n)
-        if not (_static_int(n) and n == 0):
+        if _static_int(n) and 0 < n <= UNROLL and _size(body, self.functions) * n <= UNROLL_STATEMENTS:
+            for k in range(n):  # short loops of known length: inline, with a constant index (no loop, no gathers)
+                frame.env[var] = a + ((n - 1 - k) if reverse else k) * c
+                self.block(frame, body)
+            frame.env.pop(var, None)
+        elif not (_static_int(n) and n == 0):
             names = self.carried_names(frame, body)
             run_body = self.carried_block(frame, names, body, line, var)
 
@@ -348,7 +435,10 @@ class _Tracer:
                 index = a + ((n - 1 - k) if reverse else k) * c
                 return run_body(carry, index=_typed(index, jnp.int64))
 
+            if _static_int(n) and _static_int(a) and var not in self.writes(body):
+                frame.ranges[var] = (min(a, a + (n - 1) * c), max(a, a + (n - 1) * c))
             carry = lax.fori_loop(0, n, step_body, self.carry(frame, names))
+            frame.ranges.pop(var, None)
             self.restore(frame, names, carry)
         if frame.check and not all(_static_int(v) for v in bounds):
             now = [self.value(frame, e, line) for e in (start, stop, step)]
@@ -387,7 +477,7 @@ class _Tracer:
     # --- carries of loops and branches ------------------------------------------------------------------
 
     def carried_names(self, frame, statements) -> list:
-        return sorted(n for n in names_written(statements) if n in frame.env)
+        return sorted(n for n in self.writes(statements) if n in frame.env)
 
     def carry(self, frame, names):
         return ([frame.env[n] for n in names], self.code, self.values)
@@ -402,6 +492,8 @@ class _Tracer:
 
     def restore(self, frame, names, carry) -> None:
         frame.env.update(zip(names, carry[0]))
+        for name in names:
+            frame.ranges.pop(name, None)
         self.code, self.values = carry[1], carry[2]
 
     def carried_block(self, frame, names, statements, line, var=None, runner=None):
@@ -409,7 +501,9 @@ class _Tracer:
         runner = runner or self.block
 
         def run_block(carry, index=None):
-            outer_code, outer_values = self.code, self.values
+            outer_code, outer_values, outer_ranges = self.code, self.values, dict(frame.ranges)
+            for name in names:  # what the block writes varies from one iteration (or branch) to the next
+                frame.ranges.pop(name, None)
             outer = self.enter(frame, names, carry)
             if var is not None:
                 frame.env[var] = index
@@ -421,10 +515,22 @@ class _Tracer:
                     raise Unsupported(f"'{name}' changes its shape or is released inside a block (line {line})")
                 out.append(_typed(after, before.dtype))
             result = (out, self.code, self.values)
-            frame.env, self.code, self.values = outer, outer_code, outer_values
+            frame.env, self.code, self.values, frame.ranges = outer, outer_code, outer_values, outer_ranges
             return result
 
         return run_block
+
+
+def _size(statements, functions, depth=0) -> int:
+    """Statements a block runs when inlined, loops counted once and calls by their callee's size."""
+    total = 0
+    for s in statements:
+        total += 1
+        if s[0] == "call" and depth < 8:
+            total += _size(functions[s[2]][5], functions, depth + 1)
+        for block in blocks(s):
+            total += _size(block, functions, depth)
+    return total
 
 
 def _elements(expr) -> list:
@@ -443,8 +549,8 @@ def _read(array, indices):
 
 
 def _write(array, indices, value):
-    if all(_static_int(i) for i in indices):
-        return array.at[tuple(indices)].set(value)
+    """array with array[indices] = value, as one in-place dynamic_update_slice (a scatter, which .at[].set
+    gives for constant indices, copies the whole array on the CPU)."""
     starts = [jnp.asarray(i, jnp.int64) for i in indices] + [jnp.int64(0)] * (array.ndim - len(indices))
     return lax.dynamic_update_slice(array, value.reshape((1,) * len(indices) + value.shape), starts)
 
@@ -536,8 +642,8 @@ def _report(messages, code, values) -> None:
         Exception.__init__(exception, message)  # no source location: this frame is JAX's, the caller's is unknown
         raise exception
 
-    lax.cond(jnp.any(flat >= 0), lambda: jax.debug.callback(raise_it, flat[first], values.reshape(-1, VALUE_SLOTS)
-                                                            [first]), lambda: None)
+    shown = jnp.stack(values, axis=-1).reshape(-1, VALUE_SLOTS)[first]
+    lax.cond(jnp.any(flat >= 0), lambda: jax.debug.callback(raise_it, flat[first], shown), lambda: None)
 
 
 def take_pending_error():
