@@ -122,14 +122,23 @@ def test_every_primitive_has_a_lowering():
     assert not missing, "primitives without a JAX lowering: " + ", ".join(missing)
 
 
+HOST_CALLBACKS = ["betainc_dab", "gammainc_da", "logm", "sqrtm", "zeta_ds"]
+
+
 def test_host_callbacks_are_the_documented_ones():
-    """Only these run on the host (no XLA formulation or none with our conventions): the series in
-    truncated Taylor arithmetic of the incomplete gamma/beta and zeta derivatives, the exact adjugate
-    jets, sqrtm and logm (JAX has no logm; its sqrtm is complex, CPU only). See the family modules.
-    A primitive added here (or moved back to the host) must be added to this list and to
-    docs/choosing_a_backend.md."""
-    assert sorted(p.name for p in jax_backend.HOST_CALLBACKS) == [
-        "adjugate_derivative", "betainc_dab", "gammainc_da", "logm", "sqrtm", "zeta_ds"]
+    """Only these run on the host (no XLA formulation with our conventions): the series in truncated Taylor
+    arithmetic of the incomplete gamma/beta and zeta derivatives, sqrtm and logm (JAX has no logm; its sqrtm is
+    complex, CPU only). See the family modules. A primitive moved to the host (or back) must change this list,
+    the family module's docstring and docs/choosing_a_backend.md, which lists them by name."""
+    import pathlib
+    import re
+
+    assert sorted(p.name for p in jax_backend.HOST_CALLBACKS) == HOST_CALLBACKS
+    page = (pathlib.Path(__file__).resolve().parents[1] / "docs" / "choosing_a_backend.md").read_text()
+    paragraph = page[page.index("primitives run on the host through `jax.pure_callback`"):]
+    paragraph = paragraph[:paragraph.index("\n* ")]
+    documented = {name for name in re.findall(r"`(\w+)`", paragraph) if name in REGISTRY}
+    assert sorted(documented) == HOST_CALLBACKS
 
 
 def _relative_error(got, want):
@@ -162,3 +171,28 @@ def test_binom_and_zeta_agree_with_scipy_beyond_their_samplers():
         assert _relative_error(got, sc.zeta(s_values)).max() < 1e-11
         s, q = rng.uniform(-3, 8, 2000), rng.uniform(0.2, 4, 2000)
         assert _relative_error(jax.jit(zeta)(s, q), sc.zeta(s, q)).max() < 1e-13  # NaN for s < 1 in both
+
+
+def test_adjugate_derivative_at_every_rank_and_past_the_minor_limit():
+    """The minor expansion (backends/jax/linalg.py) against the NumPy backend's pivoted formula: graded, rank
+    one and zero matrices up to n = 8 and every order; large n and order go to the host."""
+    from adarray.backends.numpy.registry import implementation
+    from adarray.primitives import matrix_functions as mf
+
+    rng = np.random.default_rng(15)
+    reference, lowered = implementation(mf.adjugate_derivative_p), jax_backend.LOWERINGS[mf.adjugate_derivative_p]
+
+    def graded(n):
+        q1, q2 = np.linalg.qr(rng.normal(size=(n, n)))[0], np.linalg.qr(rng.normal(size=(n, n)))[0]
+        return q1 @ np.diag(10.0 ** -np.arange(0, 2 * n, 2)) @ q2
+
+    cases = [(a, order) for n in (3, 5, 8) for order in range(1, n - 1)
+             for a in (rng.normal(size=(n, n)), graded(n), np.outer(rng.normal(size=n), rng.normal(size=n)),
+                       np.zeros((n, n)))]
+    cases.append((rng.normal(size=(20, 20)), 3))  # 6195 minors: the host
+    with jax_backend.x64():
+        for a, order in cases:
+            directions = [rng.normal(size=a.shape) for _ in range(order)]
+            want = reference(a, *directions)
+            got = np.asarray(jax.jit(lowered)(a, *directions))
+            assert np.abs(got - want).max() <= 1e-10 * max(np.abs(want).max(), 1e-300), (a.shape, order)
