@@ -175,7 +175,8 @@ def test_binom_and_zeta_agree_with_scipy_beyond_their_samplers():
 
 def test_adjugate_derivative_at_every_rank_and_past_the_minor_limit():
     """The minor expansion (backends/jax/linalg.py) against the NumPy backend's pivoted formula: graded, rank
-    one and zero matrices up to n = 8 and every order; large n and order go to the host."""
+    one and zero matrices up to n = 8 and order n - 2 (n - 1 is the polarised adjugate, in the registry cases); large
+    n and order go to the host."""
     from adarray.backends.numpy.registry import implementation
     from adarray.primitives import matrix_functions as mf
 
@@ -186,13 +187,13 @@ def test_adjugate_derivative_at_every_rank_and_past_the_minor_limit():
         q1, q2 = np.linalg.qr(rng.normal(size=(n, n)))[0], np.linalg.qr(rng.normal(size=(n, n)))[0]
         return q1 @ np.diag(10.0 ** -np.arange(0, 2 * n, 2)) @ q2
 
-    cases = [(a, order) for n in (3, 5, 8) for order in range(1, n - 1)
-             for a in (rng.normal(size=(n, n)), graded(n), np.outer(rng.normal(size=n), rng.normal(size=n)),
-                       np.zeros((n, n)))]
-    cases.append((rng.normal(size=(20, 20)), 3))  # 6195 minors: the host
+    cases = [(np.stack([rng.normal(size=(n, n)), graded(n), np.outer(rng.normal(size=n), rng.normal(size=n)),
+                        np.zeros((n, n))]), order) for n, order in ((3, 1), (5, 1), (5, 3), (8, 2), (8, 6))]
+    cases += [(rng.normal(size=(20, 20)), 3), (rng.normal(size=(40, 40)), 4)]  # 6195 minors; 760,098: the host
     with jax_backend.x64():
         for a, order in cases:
             directions = [rng.normal(size=a.shape) for _ in range(order)]
             want = reference(a, *directions)
             got = np.asarray(jax.jit(lowered)(a, *directions))
-            assert np.abs(got - want).max() <= 1e-10 * max(np.abs(want).max(), 1e-300), (a.shape, order)
+            scale = np.abs(want).max(axis=(-2, -1), keepdims=True)
+            assert np.all(np.abs(got - want) <= 1e-10 * np.maximum(scale, 1e-300)), (a.shape, order)

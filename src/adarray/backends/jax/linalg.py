@@ -9,8 +9,8 @@ CPU only.
 its data-dependent choice of a well-conditioned pivot block: A = U S V^H, the directions rotated to
 U^H E V, and d^k adj(S + Y) from the expansion in principal minors (weights: products of singular
 values; minors of size <= k + 1 by Faddeev-LeVerrier on nilpotent jets), so nothing divides by a
-singular value. It needs sum_{c <= k+1} C(n, c) minors: past MAX_MINORS (large n and k) the
-equation runs on the host (the NumPy implementation, which pivots on the well-conditioned block).
+singular value. It needs sum_{c <= k+1} C(n, c) minors (batched per size): past MAX_MINORS (large n and k)
+the equation runs on the host (the NumPy implementation, which pivots on the well-conditioned block).
 """
 from __future__ import annotations
 
@@ -19,12 +19,13 @@ import math
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from ...primitives import eig, factorizations, matrix_functions, spectral, triangular
 from .registry import lowering
 
 _HIGHEST = jax.lax.Precision.HIGHEST
-MAX_MINORS = 4096
+MAX_MINORS = 50_000
 
 
 @lowering(triangular.triangular_solve_p)
@@ -182,21 +183,22 @@ def _nilpotent_adjugate_and_det(matrix, size, order):
 
 
 def _minor_adjugate(values, perturbation, order):
-    """adj(diag(values) + Y) as a jet: sum over index sets J of prod_{l not in J} values_l adj(Y_JJ), embedded."""
+    """adj(diag(values) + Y) as a jet: sum over index sets J of prod_{l not in J} values_l adj(Y_JJ), embedded;
+    the sets of one size as one batch (a gather, Faddeev-LeVerrier on the stack, one scatter-add)."""
     size = values.shape[-1]
     batch = jnp.broadcast_shapes(values.shape[:-1], *[y.shape[:-2] for y in perturbation.values()])
     adjugate = {}
     for count in range(1, min(size, order + 1) + 1):
-        for subset in itertools.combinations(range(size), count):
-            others = [l for l in range(size) if l not in subset]
-            weight = jnp.prod(values[..., others], axis=-1) if others else jnp.ones(values.shape[:-1], values.dtype)
-            index = jnp.array(subset)
-            minor = {mask: y[..., index[:, None], index[None, :]] for mask, y in perturbation.items()}
-            adj_minor, _ = _nilpotent_adjugate_and_det(minor, count, order)
-            for mask, value in _scaled({0: weight}, adj_minor).items():
-                embedded = jnp.zeros(batch + (size, size), value.dtype)
-                embedded = embedded.at[..., index[:, None], index[None, :]].set(value)
-                adjugate = _jet_add(adjugate, {mask: embedded})
+        subsets = np.array(list(itertools.combinations(range(size), count)), dtype=np.int64)
+        others = np.array([[l for l in range(size) if l not in subset] for subset in subsets], dtype=np.int64)
+        weight = jnp.prod(values[..., others], axis=-1)  # (..., sets)
+        rows, cols = subsets[:, :, None], subsets[:, None, :]
+        minors = {mask: y[..., rows, cols] for mask, y in perturbation.items()}  # (..., sets, count, count)
+        adj_minors, _ = _nilpotent_adjugate_and_det(minors, count, order)
+        for mask, value in _scaled({0: weight}, adj_minors).items():
+            value = jnp.broadcast_to(value, batch + value.shape[-3:])
+            embedded = jnp.zeros(batch + (size, size), value.dtype).at[..., rows, cols].add(value)
+            adjugate = _jet_add(adjugate, {mask: embedded})
     return adjugate
 
 
