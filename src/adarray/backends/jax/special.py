@@ -3,10 +3,10 @@
 On the host (`jax.pure_callback` into the NumPy implementation): the derivatives of the regularized
 incomplete gamma and beta functions in their shape parameters (`gammainc_da`, `betainc_dab`). They are
 series and continued fractions evaluated in truncated Taylor arithmetic in the parameter, with a term
-count chosen per element by an error estimate (backends/numpy/special.py): an XLA version would need a
-fixed worst-case term count (thousands near the transition region) for every element, and JAX has
-neither the functions' parameter derivatives nor a Taylor arithmetic to build them from. Only the
-derivatives of gammainc/betainc with respect to a and b bind them.
+count chosen per element by a convergence test (up to MAX_ITERATIONS = 100,000 in
+backends/numpy/special.py): an XLA version would be a while loop of Taylor-arithmetic steps run to the
+slowest element of a batch, and JAX has neither the functions' parameter derivatives nor a Taylor
+arithmetic to build them from. Only the derivatives of gammainc/betainc in a and b bind them.
 """
 from __future__ import annotations
 
