@@ -159,3 +159,9 @@ def test_gradient_of_a_scalar_einsum_regression():
 def test_bad_specs_raise_adarray_errors(args):
     with pytest.raises(ad.ShapeError):
         anp.einsum(*args)
+
+
+def test_the_last_product_is_bound_in_the_output_order():
+    """No transpose after the product: a backend then lays the product out as its readers walk it."""
+    program = str(ad.make_ir(lambda l, c: anp.einsum("kij,nkj->nki", l, c))(np.ones((3, 2, 2)), np.ones((4, 3, 2))))
+    assert "einsum[spec='kij,nkj->nki']" in program and "transpose" not in program

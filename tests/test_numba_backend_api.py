@@ -391,3 +391,30 @@ def test_long_reductions_over_leading_axes_accumulate_in_memory_order():
         np.testing.assert_allclose(got, want, rtol=1e-12, equal_nan=True)
     g = ad.jit(ad.grad(lambda v: anp.sum(f(v)[3])), backend="numba")(x)
     np.testing.assert_allclose(g, ad.grad(lambda v: anp.sum(f(v)[3]))(x), rtol=1e-11)
+
+
+# --- contractions on BLAS ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("spec", ["ij,jk->ik", "ij,jk->ki", "kij,nkj->nki", "kij,nkj->kin", "kij,nkj->ikn",
+                                  "nki,nkj->kij", "kij,nki->nkj", "bij,bjk->bki", "ijb,jkb->kbi"])
+def test_large_contractions_agree_in_every_output_layout(spec):
+    """Large enough for the BLAS path (options.BLAS_MIN_WORK); the product is stored with the output's innermost
+    letter last, whichever operand holds it, and read through the output's index order."""
+    (left, right), out = spec.split("->")[0].split(","), spec.split("->")[1]
+    sizes = dict(zip("ijknb", (24, 40, 32, 48, 3)))
+    rng = np.random.default_rng(7)
+    a = rng.normal(size=[sizes[c] for c in left])
+    b = rng.normal(size=[sizes[c] for c in right])
+    work = np.prod([sizes[c] for c in dict.fromkeys(left + right) if c not in "b" or c not in out])
+    assert work >= options.BLAS_MIN_WORK
+
+    def f(a, b):
+        return anp.tanh(anp.einsum(spec, a, b)) * 2.0
+
+    np.testing.assert_allclose(ad.jit(f, backend="numba")(a, b), np.tanh(np.einsum(spec, a, b)) * 2.0,
+                               rtol=1e-12, atol=1e-12)
+    gradient = ad.jit(ad.grad(lambda a, b: anp.sum(f(a, b) ** 2), argnums=(0, 1)), backend="numba")(a, b)
+    reference = ad.jit(ad.grad(lambda a, b: anp.sum(f(a, b) ** 2), argnums=(0, 1)), backend="numpy")(a, b)
+    for got, want in zip(gradient, reference):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)

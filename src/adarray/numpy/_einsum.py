@@ -173,6 +173,8 @@ def einsum(*args, optimize=False, dtype=None, out=None):  # noqa: A002 - NumPy's
     for left, right in _order(terms, output, operands, optimize):
         later = set("".join(t for i, t in enumerate(terms) if i not in (left, right))) | set(output)
         keep = "".join(dict.fromkeys(c for c in terms[left] + terms[right] if c in later))
+        if set(keep) == set(output):  # the last product: in the output's order, so no transpose follows it
+            keep = output
         product = linalg.einsum(f"{terms[left]},{terms[right]}->{keep}", operands[left], operands[right])
         operands = [o for i, o in enumerate(operands) if i not in (left, right)] + [product]
         terms = [t for i, t in enumerate(terms) if i not in (left, right)] + [keep]

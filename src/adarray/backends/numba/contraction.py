@@ -5,7 +5,8 @@ product), so the operands' producers are inlined and nothing is stored. BLAS: th
 into batch (both operands and the output), free (one operand and the output) and contracted (both
 operands only); each operand is packed into (batch, its letters in their own order) unless it is
 already an array of ours in that layout, `np.dot` runs per batch element into a (batch, free a,
-free b) array, and the output reads that array through its index map (no transposing copy). The
+free b) array, or (batch, free b, free a) when the output's innermost letter is a's, and the output
+reads that array through its index map (no transposing copy). The
 choice is the cost model's (options.BLAS_MIN_WORK, options.BLAS_MIN_CONTRACTION).
 """
 from __future__ import annotations
@@ -146,12 +147,20 @@ def _blas(em, eqn):
     batch, free_a, free_b, contracted, _ = _split(eqn)
     packed_a, rest_a = _pack(em, a, list(sa), batch, sizes, contracted)
     packed_b, rest_b = _pack(em, b, list(sb), batch, sizes, contracted)
-    count, rows, columns = _product(sizes, batch), _product(sizes, free_a), _product(sizes, free_b)
-    inner = _product(sizes, contracted)
+    count, inner = _product(sizes, batch), _product(sizes, contracted)
     # each packed operand is (batch, its letters in order): a 2-d view per batch element, transposed
     # when its contracted letters come first (np.dot then sees an F-ordered operand, no copy)
-    left = _matrix(packed_a, rest_a, free_a, contracted, rows, inner, left=True)
-    right = _matrix(packed_b, rest_b, free_b, contracted, columns, inner, left=False)
+    sides = [(packed_a, rest_a, free_a), (packed_b, rest_b, free_b)]
+    # the product is stored (batch, free letters of one side, of the other): the side holding the
+    # output's innermost letter goes last, so readers walking the output in order read it contiguously
+    # (GMM's "kij,nkj->nki" read as (k, i, n) strode by n on every element)
+    innermost = [c for c in so if c not in batch][-1:]
+    if innermost and innermost[0] in free_a:
+        sides.reverse()
+    (first, rest_first, free_first), (second, rest_second, free_second) = sides
+    rows, columns = _product(sizes, free_first), _product(sizes, free_second)
+    left = _matrix(first, rest_first, free_first, contracted, rows, inner, left=True)
+    right = _matrix(second, rest_second, free_second, contracted, columns, inner, left=False)
     result = em.fresh("m")
     line = f"{result} = np.empty({(count, rows, columns)!r}, {_type(eqn.outputs[0])})"
     _hoist(em, line)
@@ -159,7 +168,7 @@ def _blas(em, eqn):
     with em.block(f"for {n} in range({count}):"):
         em.emit(f"np.dot({left.format(n)}, {right.format(n)}, {result}[{n}])")
     em.writer.contiguous.add(result)
-    if list(so) == batch + free_a + free_b:
+    if list(so) == batch + free_first + free_second:
         view = em.fresh("v")
         em.emit(f"{view} = {result}.reshape({tuple(eqn.outputs[0].aval.shape)!r})")
         em.writer.contiguous.add(view)
@@ -167,8 +176,8 @@ def _blas(em, eqn):
 
     def read(index):
         names = dict(zip(so, index))
-        return (f"{result}[{_linear(names, sizes, batch)}, {_linear(names, sizes, free_a)}, "
-                f"{_linear(names, sizes, free_b)}]")
+        return (f"{result}[{_linear(names, sizes, batch)}, {_linear(names, sizes, free_first)}, "
+                f"{_linear(names, sizes, free_second)}]")
 
     return [Remapped(read)]
 

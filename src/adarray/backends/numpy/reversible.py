@@ -23,6 +23,7 @@ import numpy as np
 
 from ...core.errors import ExecutionError, ReversibilityError, ShapeError
 from ...reversible import execution
+from ...reversible.ir import UPDATE_SYMBOLS, expr_text
 from ...reversible.primitive import adjoint_of, reversible_grad_p, reversible_p
 from ..numba import reversible as numba_reversible
 from .registry import impl
@@ -38,7 +39,6 @@ _BINARY = {"add": "({0} + {1})", "sub": "({0} - {1})", "mul": "({0} * {1})", "di
            "ne": "({0} != {1})", "lt": "({0} < {1})", "le": "({0} <= {1})", "gt": "({0} > {1})", "ge": "({0} >= {1})",
            "maximum": "np.maximum({0}, {1})", "minimum": "np.minimum({0}, {1})", "arctan2": "np.arctan2({0}, {1})",
            "logaddexp": "np.logaddexp({0}, {1})", "hypot": "np.hypot({0}, {1})"}
-_UPDATE = {"inc": "+=", "dec": "-=", "xor": "^=", "mul": "*=", "div": "/="}
 
 class CheckFailed(Exception):
     """Raised by generated code: args = (message index, values...)."""
@@ -115,26 +115,6 @@ def expr_source(expr, names, types, available=None) -> str:
     if op in _BINARY:
         return _BINARY[op].format(*code)
     raise ExecutionError(f"reversible programs: unknown operation {op!r}")
-
-
-def _text(expr) -> str:
-    """An expression as Python-like text, for messages."""
-    if isinstance(expr, str):
-        return expr
-    if not isinstance(expr, tuple):
-        return repr(expr)
-    op, operands = expr[0], expr[1:]
-    if op == "index":
-        return f"{operands[0]}[{', '.join(_text(i) for i in operands[1:])}]"
-    if op == "len":
-        return f"len({operands[0]})"
-    if op == "shape":
-        return f"{operands[0]}.shape[{operands[1]}]"
-    if op in _BINARY and _BINARY[op].startswith("({0} "):
-        return _BINARY[op].format(*[_text(o) for o in operands])
-    if op in ("and", "or"):
-        return "(" + f" {op} ".join(_text(o) for o in operands) + ")"
-    return f"{op}({', '.join(_text(o) for o in operands)})"
 
 
 def _elements(expr) -> list:
@@ -283,7 +263,7 @@ class _Writer:
             for b in elements[:min(k, written)]:
                 if a[1] == b[1] and a != b and len(a) == len(b):
                     pairs = " and ".join(f"({self.expr(i)}) == ({self.expr(j)})" for i, j in zip(a[2:], b[2:]))
-                    self.fail(indent, pairs, line, f"{what} {_text(b)} and {_text(a)} are the same element "
+                    self.fail(indent, pairs, line, f"{what} {expr_text(b)} and {expr_text(a)} are the same element "
                               f"(index {{0}}): one statement must not read and write one element twice",
                               [self.expr(a[2])])
 
@@ -292,7 +272,7 @@ class _Writer:
             self._distinct([s[2]], line, indent, "the target and the value:", _elements(s[3]))
         if s[0] in ("inc", "dec", "xor") and self.check and rank_of(s[2], self.types):
             self._same_shapes(s, line, indent)
-        self.emit(indent, f"{self.place(s[2])} {_UPDATE[s[0]]} {self.expr(s[3])}")
+        self.emit(indent, f"{self.place(s[2])} {UPDATE_SYMBOLS[s[0]]} {self.expr(s[3])}")
 
     def place(self, target) -> str:
         """Where a statement writes: an element's indices may come from shared temporaries, the element never."""
@@ -308,7 +288,8 @@ class _Writer:
         target = self.place(s[2])
         for leaf in _array_leaves(s[3], self.types):
             self.fail(indent, f"{self.expr(leaf)}.shape != {target}.shape", line,
-                      f"`{_text(s[2])} {_UPDATE[s[0]]} {_text(s[3])}`: `{_text(leaf)}` has shape {{0}}, the target "
+                      f"`{expr_text(s[2])} {UPDATE_SYMBOLS[s[0]]} {expr_text(s[3])}`: `{expr_text(leaf)}` has shape "
+                      "{0}, the target "
                       "{1}: a whole-array update combines arrays of the target's shape with scalars",
                       [f"{self.expr(leaf)}.shape", f"{target}.shape"], error=ShapeError)
 
@@ -380,15 +361,15 @@ class _Writer:
             self.block(s[5], indent + 1)
         if self.check:
             self.fail(indent, f"bool({self.expr(post)}) != {flag}", line,
-                      f"the post-condition `{_text(post)}` is {{0}} after the branch, but the pre-condition "
-                      f"`{_text(pre)}` was {{1}}: the branch cannot be undone",
+                      f"the post-condition `{expr_text(post)}` is {{0}} after the branch, but the pre-condition "
+                      f"`{expr_text(pre)}` was {{1}}: the branch cannot be undone",
                       [f"bool({self.expr(post)})", flag])
 
     def _for(self, s, line, indent) -> None:
         _, _, var, start, stop, step, reverse, body = s
         a, b, c = self.fresh("a"), self.fresh("b"), self.fresh("s")
         self.emit(indent, f"{a} = int({self.expr(start)}); {b} = int({self.expr(stop)}); {c} = int({self.expr(step)})")
-        self.fail(indent, f"{c} == 0", line, f"range() step `{_text(step)}` is zero")
+        self.fail(indent, f"{c} == 0", line, f"range() step `{expr_text(step)}` is zero")
         if reverse:
             n = self.fresh("n")
             self.emit(indent, f"{n} = _count({a}, {b}, {c})")
@@ -399,7 +380,7 @@ class _Writer:
         if self.check:
             now = f"({self.expr(start)}, {self.expr(stop)}, {self.expr(step)})"
             self.fail(indent, f"{now} != ({a}, {b}, {c})", line,
-                      f"a bound of range({_text(start)}, {_text(stop)}, {_text(step)}) changed during the "
+                      f"a bound of range({expr_text(start)}, {expr_text(stop)}, {expr_text(step)}) changed during the "
                       "loop: range({0}, {1}, {2}) became range({3}, {4}, {5})",
                       [a, b, c, self.expr(start), self.expr(stop), self.expr(step)])
 
@@ -407,13 +388,13 @@ class _Writer:
         pre, post, body = s[2], s[3], s[4]
         if self.check:
             self.fail(indent, f"{self.expr(post)}", line,
-                      f"the while loop's post-condition `{_text(post)}` already holds on entry (it must be false "
+                      f"the while loop's post-condition `{expr_text(post)}` already holds on entry (it must be false "
                       "before the first iteration and true after every one)")
         self.emit(indent, f"while {self.expr(pre)}:")
         self.block(body, indent + 1)
         if self.check:
             self.fail(indent + 1, f"not ({self.expr(post)})", line,
-                      f"the while loop's post-condition `{_text(post)}` is false after an iteration (it must hold "
+                      f"the while loop's post-condition `{expr_text(post)}` is false after an iteration (it must hold "
                       "after every iteration)")
 
 
