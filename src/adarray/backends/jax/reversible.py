@@ -36,10 +36,9 @@ import jax.numpy as jnp
 from jax import lax
 
 from ...core.errors import ExecutionError, ReversibilityError, ShapeError
-from ...reversible.ir import base_name, blocks, called_names, statement_targets
+from ...reversible.ir import UPDATE_SYMBOLS, base_name, blocks, called_names, expr_text, statement_targets
 from ...reversible.primitive import adjoint_of, reversible_grad_p, reversible_p
-from ..numpy.reversible import _array_leaves as array_leaves  # the interpreter's helpers: the same checks
-from ..numpy.reversible import _text as expression_text  # and the same wording
+from ..numpy.reversible import _array_leaves as array_leaves  # the interpreter's: the same shape check
 from .registry import lowering
 
 UNROLL, UNROLL_STATEMENTS = 8, 64  # loops of at most 8 known iterations and 64 inlined statements: unrolled
@@ -58,7 +57,6 @@ _STATIC = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a
            "minimum": min}  # on Python ints: loop bounds and shapes stay static
 _UPDATE = {"inc": jnp.add, "dec": jnp.subtract, "xor": jnp.bitwise_xor, "mul": jnp.multiply,
            "div": jnp.true_divide}
-_SYMBOL = {"inc": "+=", "dec": "-=", "xor": "^=", "mul": "*=", "div": "/="}
 _KIND_NAMES = {"f": float, "i": int, "b": bool}
 CHECKED = (reversible_p, reversible_grad_p)  # the primitives whose lowering reports failed checks
 _pending: list = []  # the error a failed check raised on the host, for adarray.jit to re-raise as itself
@@ -231,8 +229,8 @@ class _Tracer:
         for leaf in array_leaves(s[3], frame.types):
             shape = tuple(jnp.shape(self.value(frame, leaf, line)))
             if shape != tuple(target):
-                self.fail(True, frame, line, f"`{expression_text(s[2])} {_SYMBOL[s[0]]} {expression_text(s[3])}`: "
-                          f"`{expression_text(leaf)}` has shape {shape}, the target {tuple(target)}: a whole-array "
+                self.fail(True, frame, line, f"`{expr_text(s[2])} {UPDATE_SYMBOLS[s[0]]} {expr_text(s[3])}`: "
+                          f"`{expr_text(leaf)}` has shape {shape}, the target {tuple(target)}: a whole-array "
                           "update combines arrays of the target's shape with scalars", (), ShapeError)
                 return False
         return True
@@ -286,7 +284,7 @@ class _Tracer:
                     same = functools.reduce(jnp.logical_and, [jnp.equal(self.value(frame, i, line),
                                                                         self.value(frame, j, line))
                                                               for i, j in zip(a[2:], b[2:])])
-                    self.fail(same, frame, line, f"{what} {expression_text(b)} and {expression_text(a)} are the same "
+                    self.fail(same, frame, line, f"{what} {expr_text(b)} and {expr_text(a)} are the same "
                               "element (index {0}): one statement must not read and write one element twice",
                               [self.value(frame, a[2], line)])
 
@@ -404,8 +402,8 @@ class _Tracer:
             self.restore(frame, names, carry)
         if frame.check:
             after = _truth(self.value(frame, post, line))
-            self.fail(jnp.not_equal(after, flag), frame, line, f"the post-condition `{expression_text(post)}` is {{0}} "
-                      f"after the branch, but the pre-condition `{expression_text(pre)}` was {{1}}: the branch cannot "
+            self.fail(jnp.not_equal(after, flag), frame, line, f"the post-condition `{expr_text(post)}` is {{0}} "
+                      f"after the branch, but the pre-condition `{expr_text(pre)}` was {{1}}: the branch cannot "
                       "be undone", [after, flag])
 
     def _for(self, frame, s, line) -> None:
@@ -413,7 +411,7 @@ class _Tracer:
         bounds = [self.value(frame, e, line) for e in (start, stop, step)]
         a, b, c = [v if _static_int(v) else _typed(v, jnp.int64) for v in bounds]
         self.fail(c == 0 if _static_int(c) else jnp.equal(c, 0), frame, line,
-                  f"range() step `{expression_text(step)}` is zero")
+                  f"range() step `{expr_text(step)}` is zero")
         if all(_static_int(v) for v in (a, b, c)):
             n = len(range(a, b, c)) if c else 0
         else:
@@ -443,15 +441,15 @@ class _Tracer:
         if frame.check and not all(_static_int(v) for v in bounds):
             now = [self.value(frame, e, line) for e in (start, stop, step)]
             changed = functools.reduce(jnp.logical_or, [jnp.not_equal(x, y) for x, y in zip(now, (a, b, c))])
-            self.fail(changed, frame, line, f"a bound of range({expression_text(start)}, {expression_text(stop)}, "
-                      f"{expression_text(step)}) changed during the loop: range({{0}}, {{1}}, {{2}}) became "
+            self.fail(changed, frame, line, f"a bound of range({expr_text(start)}, {expr_text(stop)}, "
+                      f"{expr_text(step)}) changed during the loop: range({{0}}, {{1}}, {{2}}) became "
                       "range({3}, {4}, {5})", [a, b, c] + now)
 
     def _while(self, frame, s, line) -> None:
         _, _, pre, post, body = s
         if frame.check:
             self.fail(_truth(self.value(frame, post, line)), frame, line, f"the while loop's post-condition "
-                      f"`{expression_text(post)}` already holds on entry (it must be false before the first "
+                      f"`{expr_text(post)}` already holds on entry (it must be false before the first "
                       "iteration and true after every one)")
         names = self.carried_names(frame, body)
 
@@ -459,7 +457,7 @@ class _Tracer:
             self.block(statements_frame, statements)
             if frame.check:
                 self.fail(jnp.logical_not(_truth(self.value(statements_frame, post, line))), frame, line,
-                          f"the while loop's post-condition `{expression_text(post)}` is false after an iteration "
+                          f"the while loop's post-condition `{expr_text(post)}` is false after an iteration "
                           "(it must hold after every iteration)")
 
         run_body = self.carried_block(frame, names, body, line, runner=checked_body)
