@@ -203,6 +203,25 @@ def test_checks_that_pass_leave_the_values_alone():
     assert float(ad.jit(lambda y, x: bad_branch(y, x)[0], backend="jax")(1.0, 0.5)) == 1.5
 
 
+@rv.reversible
+def scratch_of_runtime_size(y, x, n):
+    for i in range(len(x)):
+        t = rv.alloc(anp.zeros(n))  # a shape XLA cannot fix at compile time: found inside the loop's trace
+        t[0] += x[i]
+        y += t[0] * 2.0
+        t[0] -= x[i]
+        rv.free(t, 0.0)
+
+
+def test_a_runtime_shape_falls_back_to_the_host():
+    program = scratch_of_runtime_size.program([("f", 0), ("f", 1), ("i", 0)])
+    x = np.arange(3.0)
+    assert not jax_reversible.lowered_natively(program, (0.0, x, np.int64(2)))
+    f = lambda x, n: scratch_of_runtime_size(0.0, x, n)[0]  # noqa: E731
+    assert float(ad.jit(f, backend="jax")(x, np.int64(2))) == 6.0
+    np.testing.assert_array_equal(np.asarray(ad.jit(ad.grad(f), backend="jax")(x, np.int64(2))), [2.0, 2.0, 2.0])
+
+
 def test_recursive_programs_run_on_the_host_with_exact_values():
     program = fib.program([("i", 0), ("i", 0)])
     assert jax_reversible.recursive(program) and not jax_reversible.lowered_natively(program, (0, 0))
