@@ -1,13 +1,13 @@
 """Forward mode as cheap as reverse mode: ad.jacfwd against ad.grad on scalar functions of n inputs.
 
 jacfwd keeps its identity seeds symbolic (src/adarray/passes/one_hot.py); before, it pushed the n x n
-identity through every operation. For sum(x * x), a dot product, ADBench's GMM objective and one
-step of ADBench's LSTM, at n = 10^2 .. 10^5 inputs: the time per call (best of --repeat) and the peak
-memory of one call (tracemalloc: NumPy's allocations) of grad, jacfwd, and jacfwd with materialised
-seeds (only where its n x n arrays fit in --dense-limit elements). Every jacfwd is checked against
-grad first.
+identity through every operation. For sum(x * x), a dot product, ADBench's GMM objective, one
+step of ADBench's LSTM and its whole objective (a fold over the characters), at n = 10^2 .. 10^5
+inputs: the time per call (best of --repeat) and the peak memory of one call (tracemalloc: NumPy's
+allocations) of grad, jacfwd, and jacfwd with materialised seeds (only where its n x n arrays fit in
+--dense-limit elements). Every jacfwd is checked against grad first.
 
-    adarray bench jacfwd [--sizes 100,1000,10000,100000] [--problems sum,dot,gmm,lstm] [--repeat 5] [--quick]
+    adarray bench jacfwd [--sizes 100,1000,10000,100000] [--problems sum,dot,gmm,lstm,lstm-fold] [--repeat 5] [--quick]
 """
 from __future__ import annotations
 
@@ -22,11 +22,12 @@ import adarray as ad
 import adarray.jacobians as jacobians
 import adarray.numpy as anp
 
-from .adbench.tool_adarray import gmm_objective
+from .adbench.tool_adarray import gmm_objective, lstm_objective
 
 GMM_DIMENSION, GMM_POINTS = 4, 50           # d and the number of points; K grows with n
 LSTM_LAYERS = 2                              # b (the characters' bits) grows with n
-NAMES = {"sum": "sum of squares", "dot": "dot", "gmm": "gmm", "lstm": "lstm step"}
+LSTM_CHARACTERS = 5                          # the whole objective's sequence length
+NAMES = {"sum": "sum of squares", "dot": "dot", "gmm": "gmm", "lstm": "lstm step", "lstm-fold": "lstm objective"}
 
 
 def lstm_step(main, extra, state, current, gold):
@@ -62,6 +63,11 @@ def problems(name: str, n: int, seed: int = 0):
         args = (0.5 * rng.normal(size=(2 * LSTM_LAYERS, 4 * bits)), 0.5 * rng.normal(size=(3, bits)),
                 rng.normal(size=(2 * LSTM_LAYERS, bits)), rng.normal(size=bits), rng.uniform(size=bits))
         return lstm_step, args, (0, 1)
+    if name == "lstm objective":  # ADBench's whole D-LSTM loss: a fold over the characters
+        bits = max(1, n // (8 * LSTM_LAYERS + 3))
+        args = (0.5 * rng.normal(size=(2 * LSTM_LAYERS, 4 * bits)), 0.5 * rng.normal(size=(3, bits)),
+                rng.normal(size=(2 * LSTM_LAYERS, bits)), rng.uniform(size=(LSTM_CHARACTERS, bits)))
+        return lstm_objective, args, (0, 1)
     raise ValueError(f"unknown problem {name!r}; known: {', '.join(NAMES.values())}")
 
 
@@ -144,7 +150,7 @@ def table(rows) -> str:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="adarray bench jacfwd", description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="100,1000,10000,100000", help="numbers of inputs (comma-separated)")
-    parser.add_argument("--problems", default="sum,dot,gmm,lstm", help="of " + ", ".join(NAMES))
+    parser.add_argument("--problems", default="sum,dot,gmm,lstm,lstm-fold", help="of " + ", ".join(NAMES))
     parser.add_argument("--repeat", type=int, default=5, help="timings per case, the best is reported (default 5)")
     parser.add_argument("--dense-limit", type=int, default=10 ** 7,
                         help="run jacfwd with materialised seeds while n^2 stays below this (default 1e7)")

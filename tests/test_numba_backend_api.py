@@ -152,6 +152,22 @@ def test_a_primitive_without_a_lowering_cuts_the_program_and_runs_on_numpy():
     np.testing.assert_allclose(ad.jit(ad.grad(f), backend="numba")(x), ad.grad(f)(x), rtol=1e-12)
 
 
+def test_a_long_program_is_compiled_as_several_functions(monkeypatch):
+    """Compile time grows faster than a function's length: long runs are cut (options.MAX_SEGMENT_EQUATIONS)."""
+    monkeypatch.setattr(options, "MAX_SEGMENT_EQUATIONS", 4)
+
+    def f(x):
+        for k in range(5):
+            x = anp.sin(x) * (k + 1.5) + x
+        return anp.sum(x * x)
+
+    x = np.linspace(-1.0, 1.0, 9)
+    program = ad.make_ir(ad.grad(f))(x)
+    runs = [body for kind, body in runtime.segments(program) if kind == "numba"]
+    assert len(runs) == -(-len(program.eqns) // 4) and max(map(len, runs)) == 4
+    np.testing.assert_allclose(ad.jit(ad.grad(f), backend="numba")(x), ad.grad(f)(x), rtol=1e-12)
+
+
 # --- loops, errors, values ----------------------------------------------------------------------------------
 
 
@@ -200,6 +216,30 @@ def test_an_index_out_of_range_is_an_execution_error_naming_the_equation():
     with pytest.raises(ad.ExecutionError, match="index out of range in `.*gather"):
         ad.jit(pick, backend="numba")(np.arange(4.0), np.array([1, 9]))
     np.testing.assert_array_equal(ad.jit(pick, backend="numba")(np.arange(4.0), np.array([-1, 2])), [3.0, 2.0])
+
+
+def test_an_index_read_twice_is_checked_once():
+    """Each raise site costs Numba compile time: gathers of the same index at the same element share one check."""
+    def pick(x, y, i):
+        return x[i] * y[i] + anp.sin(x[i])
+
+    x, y, i = np.arange(4.0), np.arange(4.0) + 1, np.array([1, -1])
+    program = ad.make_ir(pick)(x, y, i)
+    text = runtime.generate(program, "pick", False)[0]
+    assert text.count("raise IndexError") == 1, text
+    np.testing.assert_allclose(ad.jit(pick, backend="numba")(x, y, i), x[i] * y[i] + np.sin(x[i]))
+    with pytest.raises(ad.ExecutionError, match="index out of range"):
+        ad.jit(pick, backend="numba")(x, y, np.array([1, 4]))
+
+
+def test_a_literal_index_is_checked_when_the_code_is_generated():
+    """(One out of range is an error when the function is traced.)"""
+    def pick(x):
+        return x[np.array([0, -4, 3])] * 2.0
+
+    text = runtime.generate(ad.make_ir(pick)(np.arange(4.0)), "pick", False)[0]
+    assert "raise IndexError" not in text
+    np.testing.assert_allclose(ad.jit(pick, backend="numba")(np.arange(4.0)), [0.0, 0.0, 6.0])
 
 
 def test_inputs_are_never_written():

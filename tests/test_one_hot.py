@@ -8,6 +8,7 @@ program has n x n elements, and its largest value is within a small factor of th
 from __future__ import annotations
 
 import functools
+import re
 import sys
 from pathlib import Path
 
@@ -146,3 +147,189 @@ def test_adarray_bench_jacfwd_quick_run(capsys):
     assert cli_main(["bench", "jacfwd", "--quick", "--problems", "sum,lstm"]) == 0
     out = capsys.readouterr().out
     assert "| sum of squares | 1000 |" in out and "| lstm step |" in out and "checked against grad" in out
+
+
+# --- duplicate entries, padding, broadcasting, gathers, empty inputs (issue 14: GMM-like programs) -------------
+
+
+def _lower(params, d):
+    """A (d, d) strictly lower triangle from d(d-1)/2 parameters, padded with a zero as ADBench's GMM does."""
+    padded = anp.concatenate([anp.zeros(1), params])
+    rows = np.zeros((d, d), np.int64)
+    rows[np.tril_indices(d, -1)] = np.arange(1, d * (d - 1) // 2 + 1)
+    return padded[rows]
+
+
+def _gmm_like(x):
+    """Each parameter reached along several paths: x[:3] through exp and the sum of logs, the means through
+    the diagonal and the lower triangle's contraction; the padding of the triangle has no seed."""
+    points = np.linspace(-1.0, 1.0, 15).reshape(5, 3)
+    centred = points - x[3:6]
+    scaled = anp.exp(x[:3]) * centred + anp.einsum("ij,nj->ni", _lower(x[6:9], 3), centred)
+    return anp.sum(x[:3]) - 0.5 * anp.sum(scaled * scaled) + anp.sum(x[3:6] * x[:3])
+
+
+COST = np.linspace(0.5, 2.0, 7)
+EDGE_PROGRAMS = {
+    "gmm-like with duplicates and padding": _gmm_like,
+    "one seed along three paths": lambda x: anp.sum(x * x + anp.sin(x) * x + anp.exp(x)) * anp.sum(x),
+    "broadcast against points": lambda x: anp.sum(anp.log(anp.sum(anp.exp(x[None, :7] * COST[:, None]), axis=1))),
+    "gathers with repeated indices": lambda x: anp.sum(x[np.array([0, 0, 3, 3, 3, 8])] ** 2 * x[np.array([1, 0, 1, 2, 3,
+                                                                                                         4])]),
+    "gather by traced indices with ties": lambda x: anp.sum(anp.cumsum(anp.sort(anp.round(x))) * x[:1]),
+    "vector output with shared seeds": lambda x: anp.stack([anp.sum(x * x), x[0] * x[1], anp.sum(x[:3]) * x[0]]),
+    "padding only": lambda x: anp.sum(anp.pad(x[:2], 3) * 0.5) + anp.sum(anp.concatenate([anp.zeros(4), x]) ** 2),
+    "a lazy broadcast of size-1 axes summed with a factor": lambda x: anp.sum(
+        anp.broadcast_to(anp.sum(x)[None, None] * x[:, None], (9, 4)) * np.arange(36.0).reshape(9, 4), axis=1),
+    "a lazy broadcast through a transpose and an einsum": lambda x: anp.sum(anp.einsum(
+        "ik,kj->ij", np.ones((2, 9)), anp.transpose(anp.broadcast_to(x, (5, 9)) - 1.0)) ** 2),
+    "empty slice of the input": lambda x: anp.sum(x[:0] * 2.0) + anp.sum(anp.reshape(x[:0], (0, 3)), axis=0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EDGE_PROGRAMS))
+def test_edge_programs_match_jacrev_and_the_materialised_seeds(name):
+    x = np.random.default_rng(6).normal(size=9)
+    fn = EDGE_PROGRAMS[name]
+    mine = ad.jacfwd(fn)(x)
+    _close(mine, _unoptimised(fn, x))
+    _close(mine, ad.jacrev(fn)(x))
+
+
+def test_empty_input():
+    fn = lambda x: anp.sum(x * x) * anp.ones(2)  # noqa: E731
+    jac = ad.jacfwd(fn)(np.zeros(0))
+    assert np.shape(jac) == (2, 0)
+    _close(jac, _unoptimised(fn, np.zeros(0)))
+
+
+def _fold_rows(value):
+    """A fold over the rows, the first row a constant of the loop."""
+    first = value[0]
+    carry, rows = ad.fold(lambda c, row: (anp.tanh(anp.sin(c) * row + c * first), c * row), first, value)
+    return rows + carry
+
+
+def _random_program(rng):
+    """A random composition of elementwise maps, products of two paths, broadcasts, gathers with duplicates,
+    sums over axes, concatenations and folds on a (3, 4) view of 12 inputs."""
+    steps = [int(s) for s in rng.integers(0, 9, size=6)]
+    picks = rng.integers(0, 12, size=12)
+
+    def fn(x):
+        value = anp.reshape(x, (3, 4))
+        for step in steps:
+            if step == 0:
+                value = anp.sin(value) * value
+            elif step == 1:
+                value = value + anp.exp(0.1 * value) * value[:1]
+            elif step == 2:
+                value = value * anp.sum(value, axis=1, keepdims=True)
+            elif step == 3:
+                value = anp.reshape(anp.reshape(value, (12,))[picks], (3, 4)) + value
+            elif step == 4:
+                value = anp.concatenate([value[:, :2], value[:, :2] * value[:, 2:]], axis=1)
+            elif step == 5:
+                value = anp.einsum("ij,kj->ik", value, np.ones((3, 4))) @ value * 0.1
+            elif step == 7:
+                value = value - anp.logsumexp(value, axis=0)
+            elif step == 8:
+                value = _fold_rows(value)
+            elif step == 6:
+                value = anp.tanh(value) + anp.transpose(value[::-1, ::-1]).reshape(3, 4)
+        return anp.sum(value * value)
+
+    return fn, steps
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_random_programs_match_jacrev_and_grad(seed):
+    rng = np.random.default_rng(seed)
+    fn, steps = _random_program(rng)
+    x = 0.5 * rng.normal(size=12)
+    mine = ad.jacfwd(fn)(x)
+    np.testing.assert_allclose(mine, ad.jacrev(fn)(x), rtol=1e-9, atol=1e-10, err_msg=f"steps {steps}")
+    np.testing.assert_allclose(mine, ad.grad(fn)(x), rtol=1e-9, atol=1e-10, err_msg=f"steps {steps}")
+    np.testing.assert_allclose(mine, _unoptimised(fn, x), rtol=1e-9, atol=1e-10, err_msg=f"steps {steps}")
+
+
+def test_gmm_ir_has_no_identity_and_no_duplicate_entries():
+    """The optimised GMM program (its text form): no n x n value, no scatter-add (the seeds of every entry
+    row are distinct after merging, so the gradient row is assembled by assignment), and no value with more
+    entries per point-component element than the 1 + d + d(d+1)/2 = 15 parameters of its component."""
+    fn, args, argnums = problems("gmm", 1200)
+    n = sum(np.size(a) for a in args)
+    text = str(ad.make_ir(ad.jacfwd(fn, argnums=argnums))(*args))
+    assert f"[{n},{n}" not in text and f",{n},{n}]" not in text
+    assert "scatter[op=add" not in text
+    k = args[0].shape[0]
+    entries = [int(m) for m in re.findall(rf"\w+:f64\[(\d+),50,{k}\] =", text)]
+    assert entries and max(entries) <= 15, entries
+
+
+def test_rows_with_repeated_seeds_are_assembled_by_assignments():
+    """Six entries per element, some with the same seed (a gather with repeated indices): the rows are
+    assembled by plain assignments in layers (no scatter-add), equal to jacrev's."""
+    picks = np.array([0, 1, 0, 2, 0, 3, 1, 1, 4, 5, 5, 5, 2, 2, 2, 2, 0, 1, 2, 3, 4, 5, 0, 0])
+
+    def fn(x):
+        return anp.sum(anp.reshape(x[picks], (6, 4)) ** 2, axis=0)
+
+    x = np.random.default_rng(7).normal(size=6)
+    text = str(ad.make_ir(ad.jacfwd(fn))(x))
+    assert "scatter[op=add" not in text and "scatter[op=set" in text
+    _close(ad.jacfwd(fn)(x), ad.jacrev(fn)(x))
+    _close(ad.jacfwd(fn)(x), _unoptimised(fn, x))
+
+
+# --- folds: the carry's tangents in a fixed layout, the constants' seeds hoisted ------------------------------
+
+
+DATA = np.linspace(-1.0, 1.0, 20).reshape(5, 4)
+FOLDS = {
+    "parameters as constants": lambda w: ad.fold(lambda c, x: (anp.tanh(c * w[:4] + x * w[4:]), anp.sum(c * c)),
+                                                 np.zeros(4), DATA)[1],
+    "the carry starts with the seeds": lambda w: ad.fold(lambda c, x: (c * anp.sin(c) + x, anp.sum(c) * c[0]),
+                                                         w[:4], DATA)[0],
+    "a carry that mixes every seed": lambda w: ad.fold(lambda c, x: (c + anp.sum(c * w[:4]) * x, c[0]),
+                                                       w[4:], DATA)[1],
+    "a primal accumulator next to the tangents": lambda w: ad.fold(
+        lambda c, x: ((c[0] + x, c[1] * anp.cos(w[:4] * c[0][0])), anp.sum(c[1])), (np.zeros(4), w[4:]), DATA)[1],
+    "reversed, with an unused tangent": lambda w: ad.fold(lambda c, x: (c * 0.5 + x[:1] * w[:1], anp.exp(c)),
+                                                          w[4:5], DATA, reverse=True)[1],
+    "the scanned input is differentiated (materialised)": lambda w: ad.fold(
+        lambda c, x: (c * x + 1.0, c), 1.0, w)[1],
+    "nested folds": lambda w: ad.fold(lambda c, x: (ad.fold(lambda d, y: (d * w[:4] + y, d[0]), c, DATA)[0], c[1]),
+                                      w[4:], DATA[:2])[1],
+}
+
+
+@pytest.mark.parametrize("name", sorted(FOLDS))
+def test_folds_match_jacrev_and_the_materialised_seeds(name):
+    w = np.random.default_rng(8).normal(size=8) * 0.5
+    fn = FOLDS[name]
+    mine = ad.jacfwd(fn)(w)
+    _close(mine, ad.jacrev(fn)(w))
+    _close(mine, _unoptimised(fn, w))
+
+
+def test_adbench_lstm_objective_stays_linear_and_matches_grad():
+    """The whole D-LSTM loss (a fold over the characters): no value of the optimised program grows faster
+    than n (before, the fold carried (n, bits) tangents of the n x n identity's products)."""
+    from benchmarks.adbench.tool_adarray import lstm_objective
+
+    largest, inputs = [], []
+    for bits in (10, 40):
+        rng = np.random.default_rng(9)
+        main, extra = 0.5 * rng.normal(size=(4, 4 * bits)), 0.5 * rng.normal(size=(3, bits))
+        state, sequence = rng.normal(size=(4, bits)), rng.uniform(size=(5, bits))
+        jac = ad.jacfwd(lstm_objective, argnums=(0, 1))
+        _close(jac(main, extra, state, sequence), ad.grad(lstm_objective, argnums=(0, 1))(main, extra, state,
+                                                                                           sequence))
+        program = ad.make_ir(jac)(main, extra, state, sequence)
+        assert "fold" in str(program)
+        largest.append(max(v.aval.size for eqn in program.eqns for v in eqn.outputs))
+        inputs.append(main.size + extra.size)
+    assert largest[1] / largest[0] <= 1.25 * inputs[1] / inputs[0], (largest, inputs)
+    _close(ad.jacfwd(lstm_objective, argnums=(0, 1))(main, extra, state, sequence),
+           _unoptimised(lstm_objective, main, extra, state, sequence, argnums=(0, 1)))

@@ -23,63 +23,60 @@ its tangents, so every equation that reads one is one of a few linear forms, eac
     einsum do (the dot product sum_a e_z[a] y[a] becomes y, entries of y at indices z);
   * anything else (loops, branches, scatters, complex parts) gets its tangents materialised and
     the primitive's batching rule, exactly as vmap would: nothing is lost, only the savings.
+Entry rows with equal constant P are merged (a seed reached along several paths is one entry) and
+rows that are padding everywhere dropped; lazy broadcasts stay lazy through transposes and einsums and
+are contracted with their factor by a sum over their inner axes (one_hot_entries.py holds the
+representation: sums, merging, expansion, assembly).
 A value whose entries outnumber the seeds (R > n) is materialised: then the dense rows are smaller.
 Seed indices known at tracing time stay NumPy constants (so the pass can see that P is constant along
 an axis); after a gather by traced indices they are traced values. Outputs are materialised as
-(n, *shape) rows (the layout jacfwd returns): a scatter-add of V at P, or V itself when its entries
-are the seeds in order. The primal part of the program runs once, unbatched.
+(n, *shape) rows (the layout jacfwd returns): V itself when its entries are the seeds in order, else
+plain assignments of V at P (a few layers where seeds repeat), a scatter-add beyond that. The primal
+part of the program runs once, unbatched.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..core.ir import Literal, Program
+from ..core.ir import Eqn, Literal, Program, Var
+from ..core.types import Aval
 from ..primitives import elementwise as ew
-from ..primitives.indexing import gather, scatter
-from ..primitives.linalg import einsum, parse_spec
+from ..primitives.indexing import gather
+from ..primitives.linalg import einsum, einsum_p, parse_spec
 from ..primitives.reduce import reduce_sum
 from ..primitives.rules import aval_of_value, broadcast_batch
-from ..primitives.structural import broadcast_in_dim, concatenate, reshape, slice_array, transpose
+from ..primitives.structural import (
+    broadcast_in_dim,
+    reshape,
+    reshape_p,
+    transpose,
+    transpose_p,
+)
 from ..tracing import trace_program
 from ..tracing.eager import evaluate
-
-# Rows from at most this many entries per element are selected (no scatter; vmap keeps them small).
-MASKED_ENTRIES = 4
+from .one_hot_entries import (
+    PADDING,
+    Broadcast,
+    Tangent,
+    _bounded,
+    _expand,
+    _known,
+    _lead,
+    _map,
+    _merged,
+    _pad_rows,
+    _times,
+    add,
+    add_all,
+    densify,
+    flat,
+    materialize,
+    zero,
+)
+from .one_hot_loops import fold_rule
 
 # Structural primitives whose output elements are copies of operand elements (or padding zeros).
 MOVES = ("broadcast_in_dim", "reshape", "transpose", "slice", "unslice", "concatenate", "gather")
-
-
-class Tangent:
-    """A tangent of unbatched type `aval` over `size` seeds: entries `value` (R, *shape) at seed
-    indices `index` (R, *shape; None for dense rows, R = size; value None: no entries), plus the
-    `lazies`, broadcast tangents kept unexpanded (Broadcast)."""
-
-    __slots__ = ("aval", "value", "index", "rank", "lazies")
-
-    def __init__(self, aval, value, index, rank: int, lazies=()):
-        self.aval, self.value, self.index, self.rank = aval, value, index, rank
-        self.lazies = tuple(lazies)
-
-    @property
-    def is_zero(self) -> bool:
-        return self.value is None and not self.lazies
-
-    @property
-    def dense(self) -> bool:
-        return self.index is None and self.value is not None
-
-
-class Broadcast:
-    """factor * broadcast_in_dim(inner, shape, dims) (factor None: 1). Expanded, the inner tangent's
-    entries would be repeated along the new axes (a scalar that depends on every seed, broadcast to b
-    elements: n * b entries); unexpanded, a later sum over those axes sums only the primal factor
-    (dF~'s fusion of reductions of broadcasts): sum_i g_i * dL = dL * sum_i g_i."""
-
-    __slots__ = ("factor", "inner", "dims")
-
-    def __init__(self, factor, inner: Tangent, dims):
-        self.factor, self.inner, self.dims = factor, inner, tuple(dims)
 
 
 def identity_seed_program(derivative: Program, num_primals: int, seed_avals, name: str = "jacfwd") -> Program:
@@ -121,180 +118,6 @@ def _read(env, atom):
 
 def _is_zero_literal(atom) -> bool:
     return isinstance(atom, Literal) and atom.uniform == 0
-
-
-def _known(index) -> bool:
-    return isinstance(index, np.ndarray)
-
-
-# --- the representation ----------------------------------------------------------------------------------------
-
-
-def zero(aval, size):
-    return Tangent(aval, None, None, 0)
-
-
-def _expand(lazy: Broadcast, aval, size: int) -> Tangent:
-    """A Broadcast as entries: the inner entries broadcast, times the factor."""
-    inner = flat(lazy.inner, size)
-    if inner.value is None:
-        return zero(aval, size)
-    shape, dims = (inner.rank,) + aval.shape, (0,) + tuple(d + 1 for d in lazy.dims)
-    value = broadcast_in_dim(inner.value, shape, dims)
-    if lazy.factor is not None:
-        value = ew.mul(value, _lead(lazy.factor, inner.rank))
-    if inner.dense:
-        return Tangent(aval, value, None, size)
-    index = inner.index
-    if _known(index):
-        view = [inner.rank] + [1] * aval.ndim
-        for axis, d in enumerate(lazy.dims):
-            view[d + 1] = index.shape[axis + 1]
-        index = np.broadcast_to(index.reshape(view), shape)
-    else:
-        index = broadcast_in_dim(index, shape, dims)
-    return Tangent(aval, value, index, inner.rank)
-
-
-def flat(tangent: Tangent, size: int) -> Tangent:
-    """The tangent with its lazy broadcasts expanded into entries."""
-    if not tangent.lazies:
-        return tangent
-    total = Tangent(tangent.aval, tangent.value, tangent.index, tangent.rank)
-    for lazy in tangent.lazies:
-        total = add(total, _expand(lazy, tangent.aval, size), size)
-    return total
-
-
-def materialize(tangent: Tangent, size: int):
-    """The (n, *shape) rows of a tangent: V itself when dense or when its entries are the seeds in order,
-    else the scatter-add D[P[r, i], i] += V[r, i]."""
-    tangent = flat(tangent, size)
-    aval = tangent.aval
-    if tangent.value is None:
-        return np.broadcast_to(np.zeros((), aval.dtype), (size,) + aval.shape)
-    if tangent.dense:
-        return tangent.value
-    index = tangent.index
-    if _known(index) and tangent.rank == size and np.array_equal(
-            index, np.broadcast_to(np.arange(size).reshape((size,) + (1,) * aval.ndim), index.shape)):
-        return tangent.value
-    if tangent.rank <= MASKED_ENTRIES:
-        return _masked(tangent, size)
-    # Trailing axes along which a constant P does not change are sliced whole: one index per row of them.
-    lead = aval.ndim
-    while lead > 0 and _known(index) and aval.shape[lead - 1] > 0 and np.all(
-            index == index.take([0], axis=lead)):
-        lead -= 1
-    if lead < aval.ndim:
-        index = index[(slice(None),) * (1 + lead) + (0,) * (aval.ndim - lead)]
-    shape = (tangent.rank,) + aval.shape[:lead]
-    grids = [np.broadcast_to(np.arange(n).reshape([n if e == d else 1 for e in range(len(shape))]), shape)
-             for d, n in enumerate(shape) if d > 0]
-    zeros = np.broadcast_to(np.zeros((), aval.dtype), (size,) + aval.shape)
-    spec = (("array",),) * (1 + lead) + tuple(("slice", 0, n, 1) for n in aval.shape[lead:])
-    # Distinct seed indices in every element's entries: plain assignment (much faster than a scatter-add).
-    distinct = _known(index) and (tangent.rank == 1 or not np.any(np.diff(np.sort(index, axis=0), axis=0) == 0))
-    return scatter(zeros, spec, [index, *grids], tangent.value, "set" if distinct else "add")
-
-
-def _row(x, r: int):
-    """x[r] of a constant or traced (R, ...) array."""
-    if isinstance(x, np.ndarray):
-        return x[r]
-    shape = aval_of_value(x).shape
-    piece = slice_array(x, (r,) + (0,) * (len(shape) - 1), (r + 1,) + tuple(shape[1:]), (1,) * len(shape))
-    return reshape(piece, tuple(shape[1:]))
-
-
-def _masked(tangent: Tangent, size: int):
-    """Rows from few entries without a scatter: the sum over r of (z == P[r]) * V[r] (as the identity
-    seeds would give, 0 * inf included)."""
-    aval = tangent.aval
-    shape = (size,) + aval.shape
-    dims = tuple(range(1, len(shape)))
-    seeds = broadcast_in_dim(np.arange(size, dtype=np.int64), shape, (0,))
-    total = None
-    for r in range(tangent.rank):
-        hit = ew.convert(ew.eq(seeds, broadcast_in_dim(_row(tangent.index, r), shape, dims)), aval.dtype)
-        part = ew.mul(hit, broadcast_in_dim(_row(tangent.value, r), shape, dims))
-        total = part if total is None else ew.add(total, part)
-    return total
-
-
-def densify(tangent: Tangent, size: int) -> Tangent:
-    """The entries as dense rows (the lazies kept)."""
-    if tangent.dense or tangent.value is None:
-        return tangent
-    entries = Tangent(tangent.aval, tangent.value, tangent.index, tangent.rank)
-    return Tangent(tangent.aval, materialize(entries, size), None, size, tangent.lazies)
-
-
-def _bounded(tangent: Tangent, size: int) -> Tangent:
-    """Materialised when it has more entries per element than there are seeds."""
-    return densify(tangent, size) if not tangent.dense and tangent.rank > size else tangent
-
-
-def _same_index(a, b) -> bool:
-    if a is b:
-        return True
-    return _known(a) and _known(b) and a.shape == b.shape and np.array_equal(a, b)
-
-
-def _pad_rows(value, rank: int, target: int):
-    """V (rank, ...) with zero entries appended up to `target` rows."""
-    if rank == target:
-        return value
-    shape = aval_of_value(value).shape
-    filler = np.zeros((target - rank,) + tuple(shape[1:]), aval_of_value(value).dtype)
-    return concatenate([value, filler], 0)
-
-
-def _stack(values, axis=0):
-    if all(isinstance(v, np.ndarray) for v in values):
-        return np.concatenate(values, axis)
-    return concatenate(values, axis)
-
-
-def add(a: Tangent, b: Tangent, size: int) -> Tangent:
-    """The sum of two tangents of the same aval."""
-    lazies = a.lazies + b.lazies
-    if a.value is None:
-        return Tangent(b.aval, b.value, b.index, b.rank, lazies)
-    if b.value is None:
-        return Tangent(a.aval, a.value, a.index, a.rank, lazies)
-    if a.dense or b.dense or a.rank + b.rank > size and not _same_index(a.index, b.index):
-        return Tangent(a.aval, ew.add(densify(a, size).value, densify(b, size).value), None, size, lazies)
-    if _same_index(a.index, b.index):
-        return Tangent(a.aval, ew.add(a.value, b.value), a.index, a.rank, lazies)
-    return Tangent(a.aval, _stack([a.value, b.value]), _stack([a.index, b.index]), a.rank + b.rank, lazies)
-
-
-def _map(tangent: Tangent, aval, fn) -> Tangent:
-    """fn applied to V (elementwise maps of the tangent; lazies expanded)."""
-    if tangent.value is None:
-        return Tangent(aval, None, None, 0)
-    return Tangent(aval, fn(tangent.value), tangent.index, tangent.rank)
-
-
-def _times(tangent: Tangent, factor, binder, size: int, first: bool = True) -> Tangent:
-    """binder(tangent, factor) (or binder(factor, tangent)) for a primal factor of the tangent's shape:
-    the entries and the lazies' factors scaled."""
-    def scale(value, spread):
-        return binder(value, spread) if first else binder(spread, value)
-
-    value = None if tangent.value is None else scale(tangent.value, _lead(factor, tangent.rank))
-    lazies = []
-    for lazy in tangent.lazies:
-        current = lazy.factor if lazy.factor is not None else np.broadcast_to(
-            np.ones((), tangent.aval.dtype), tangent.aval.shape)
-        lazies.append(Broadcast(scale(current, factor), lazy.inner, lazy.dims))
-    return Tangent(tangent.aval, value, tangent.index, tangent.rank, lazies)
-
-
-def _lead(value, rank: int):
-    """A primal value given the leading entry axis."""
-    return broadcast_batch(value, rank)
 
 
 # --- the interpreter -------------------------------------------------------------------------------------------
@@ -342,6 +165,23 @@ class _Interpreter:
             else:
                 return None
         return result
+
+
+def _apply(interp, prim, params, operands, out_shape, dtype):
+    """The rule of `prim` on `operands` (tangents or primal values) as if an equation of the jvp program."""
+    inputs = tuple(Var(v.aval if isinstance(v, Tangent) else aval_of_value(v)) for v in operands)
+    eqn = Eqn(prim, inputs, dict(params), (Var(Aval(tuple(out_shape), dtype)),))
+    out = RULES[prim.name](interp, eqn, list(operands))
+    return out if out is not None else interp.fallback(eqn, list(operands))
+
+
+def _uniform(factor):
+    """The constant c of a factor that is c everywhere (None: 1), or None if it is not known to be."""
+    if factor is None:
+        return 1.0
+    if isinstance(factor, np.ndarray) and factor.size and np.all(factor == factor.flat[0]):
+        return factor.flat[0]
+    return None
 
 
 # --- rules: linear maps ----------------------------------------------------------------------------------------
@@ -411,15 +251,15 @@ def _select(interp, eqn, values):
 
 def _moved_index(eqn, operands, tangents, rank):
     """P of the result of a move, when every operand's P is a constant: the primitive applied to
-    element ids (0 for padding), then each entry row's P read at those ids."""
-    args, tables, offset = [], [np.zeros((rank, 1), np.int64)], 1
+    element ids (0 for padding), then each entry row's P read at those ids (PADDING where padded)."""
+    args, tables, offset = [], [np.full((rank, 1), PADDING, np.int64)], 1
     for k, (atom, value) in enumerate(zip(eqn.inputs, operands)):
         if k in tangents:
             aval = tangents[k].aval
             args.append(np.arange(offset, offset + aval.size, dtype=np.int64).reshape(aval.shape))
             table = tangents[k].index.reshape(tangents[k].rank, -1)
             if tangents[k].rank < rank:
-                table = np.concatenate([table, np.zeros((rank - tangents[k].rank, aval.size), np.int64)])
+                table = np.concatenate([table, np.full((rank - tangents[k].rank, aval.size), PADDING, np.int64)])
             tables.append(table)
             offset += aval.size
         elif k == 0 or eqn.prim.name == "concatenate":
@@ -444,11 +284,19 @@ def _move(interp, eqn, values):
     else:
         operands = list(values)
     aval = eqn.outputs[0].aval
+    if name == "transpose" and operands[0].lazies:
+        return _transpose_lazies(interp, eqn, operands[0])
     if name == "broadcast_in_dim" and not operands[0].is_zero:
         tangent = operands[0]
         entries = tangent.rank if tangent.value is not None else interp.size
         if tangent.lazies or entries * aval.size > interp.size:  # expanded, more entries than seeds
-            return Tangent(aval, None, None, 0, [Broadcast(None, tangent, eqn.params["dims"])])
+            dims = tuple(eqn.params["dims"])
+            kept = [a for a, d in enumerate(dims) if tangent.aval.shape[a] == aval.shape[d]]
+            if len(kept) < len(dims) and not tangent.lazies:  # size-1 axes stretched: the inner without them
+                shape = tuple(tangent.aval.shape[a] for a in kept)
+                tangent, dims = _apply(interp, reshape_p, {"shape": shape}, [tangent], shape,
+                                       tangent.aval.dtype), tuple(dims[a] for a in kept)
+            return Tangent(aval, None, None, 0, [Broadcast(None, tangent, dims)])
     operands = [flat(v, interp.size) if isinstance(v, Tangent) else v for v in operands]
     tangents = {k: operands[k] for k in moved if operands[k].value is not None}
     if not tangents:
@@ -479,6 +327,27 @@ def _move(interp, eqn, values):
         isinstance(a, Literal) for k, a in enumerate(eqn.inputs) if k not in moved)
     index = _moved_index(eqn, operands, tangents, rank) if constant else batched("index")
     return Tangent(aval, value, index, rank)
+
+
+def _transpose_lazies(interp, eqn, tangent: Tangent) -> Tangent:
+    """transpose(factor * broadcast(inner)) = transpose(factor) * broadcast(inner'), the inner transposed only
+    when its axes change order: the broadcast stays lazy."""
+    perm = tuple(eqn.params["perm"])
+    aval = eqn.outputs[0].aval
+    entries = Tangent(tangent.aval, tangent.value, tangent.index, tangent.rank)
+    total = _move(interp, eqn, [entries]) if entries.value is not None else zero(aval, interp.size)
+    lazies = []
+    for lazy in tangent.lazies:
+        dims = [perm.index(d) for d in lazy.dims]
+        order = tuple(int(a) for a in np.argsort(dims))
+        inner = lazy.inner
+        if order != tuple(range(len(dims))):
+            inner = _apply(interp, transpose_p, {"perm": order}, [inner],
+                           tuple(inner.aval.shape[a] for a in order), inner.aval.dtype)
+        factor = None if lazy.factor is None else (
+            np.transpose(lazy.factor, perm) if isinstance(lazy.factor, np.ndarray) else transpose(lazy.factor, perm))
+        lazies.append(Broadcast(factor, inner, sorted(dims)))
+    return add(total, Tangent(aval, None, None, 0, lazies), interp.size)
 
 
 # --- rules: sums and contractions ------------------------------------------------------------------------------
@@ -534,10 +403,9 @@ def _reduce(interp, eqn, values):
         return zero(aval, interp.size)
     if tangent.lazies:
         entries = Tangent(tangent.aval, tangent.value, tangent.index, tangent.rank)
-        total = _reduce(interp, eqn, [entries]) if entries.value is not None else zero(aval, interp.size)
-        for lazy in tangent.lazies:
-            total = add(total, _reduce_broadcast(interp, eqn, lazy, tangent.aval, axes), interp.size)
-        return total
+        parts = [_reduce(interp, eqn, [entries])] if entries.value is not None else []
+        parts += [_reduce_broadcast(interp, eqn, lazy, tangent.aval, axes) for lazy in tangent.lazies]
+        return add_all(parts, aval, interp.size)
     if tangent.dense:
         return Tangent(aval, reduce_sum(tangent.value, tuple(a + 1 for a in axes)), None, tangent.rank)
     if _known(tangent.index) and tangent.rank > 1:
@@ -546,10 +414,8 @@ def _reduce(interp, eqn, values):
             tangent.aval.shape)))]
         steady = np.all((tangent.index == first).reshape(tangent.rank, -1), axis=1)
         if steady.any() and not steady.all():
-            total = zero(aval, interp.size)
-            for rows in (np.flatnonzero(steady), np.flatnonzero(~steady)):
-                total = add(total, _reduce(interp, eqn, [_entries(tangent, rows)]), interp.size)
-            return total
+            return add_all([_reduce(interp, eqn, [_entries(tangent, rows)])
+                            for rows in (np.flatnonzero(steady), np.flatnonzero(~steady))], aval, interp.size)
     constant = _constant_axes(tangent.index, axes)
     var = [a for a in axes if a not in constant]
     value = reduce_sum(tangent.value, tuple(a + 1 for a in constant)) if constant else tangent.value
@@ -566,7 +432,7 @@ def _reduce(interp, eqn, values):
                      (tangent.rank,) + tuple(sizes[c] for c in var_letters + out_letters))
     value, index, entries = _fold_entries(value, index, tangent.rank, "@" + letters, var_letters, out_letters,
                                           aval.shape, sizes)
-    return Tangent(aval, value, index, entries)
+    return _merged(Tangent(aval, value, index, entries))
 
 
 def _reduce_broadcast(interp, eqn, lazy: Broadcast, in_aval, axes) -> Tangent:
@@ -574,7 +440,15 @@ def _reduce_broadcast(interp, eqn, lazy: Broadcast, in_aval, axes) -> Tangent:
     leaves no broadcast, the result is the inner tangent times the summed factor."""
     aval, size = eqn.outputs[0].aval, interp.size
     if any(a in lazy.dims for a in axes):
-        return _reduce(interp, eqn, [_expand(lazy, in_aval, size)])
+        stretched = lazy.inner.aval.shape != tuple(in_aval.shape[d] for d in lazy.dims)  # size-1 axes broadcast
+        if lazy.factor is None or stretched or in_aval.ndim > 26:
+            return _reduce(interp, eqn, [_expand(lazy, in_aval, size)])
+        # sum over axes of the inner of factor * broadcast(inner): a contraction of the factor with the inner
+        # (its entries on the inner's shape: never broadcast to the factor's shape first)
+        names = "".join(chr(ord("a") + d) for d in range(in_aval.ndim))
+        spec = (names + "," + "".join(names[d] for d in lazy.dims) + "->"
+                + "".join(c for d, c in enumerate(names) if d not in axes))
+        return _apply(interp, einsum_p, {"spec": spec}, [lazy.factor, lazy.inner], aval.shape, aval.dtype)
     factor = lazy.factor if lazy.factor is not None else np.broadcast_to(np.ones((), in_aval.dtype), in_aval.shape)
     summed = reduce_sum(factor, axes)
     remaining = [d for d in range(in_aval.ndim) if d not in axes]
@@ -592,7 +466,9 @@ def _einsum(interp, eqn, values):
         return None
     (sa, sb), so = parse_spec(eqn.params["spec"])
     position = flags.index(True)
-    tangent, other = flat(values[position], interp.size), values[1 - position]
+    if values[position].lazies:
+        return _einsum_lazies(interp, eqn, values, position)
+    tangent, other = values[position], values[1 - position]
     letters, other_letters = (sa, sb) if position == 0 else (sb, sa)
     aval = eqn.outputs[0].aval
     if tangent.value is None or tangent.aval.size == 0:  # an empty operand contracts to zero
@@ -615,7 +491,41 @@ def _einsum(interp, eqn, values):
         return Tangent(aval, value, index, tangent.rank)
     value, index, entries = _fold_entries(value, index, tangent.rank, index_letters.replace(free, "@"), var, so,
                                           aval.shape, sizes)
-    return Tangent(aval, value, index, entries)
+    return _merged(Tangent(aval, value, index, entries))
+
+
+def _einsum_lazies(interp, eqn, values, position) -> Tangent:
+    """einsum(other, c * broadcast(inner)) with a uniform factor c and broadcast letters that only the output
+    has: c * broadcast(einsum(other, inner)), contracted on the inner's small shape (GMM: the means' tangent,
+    broadcast over the points, meets the lower triangle once per component, not once per point)."""
+    (sa, sb), so = parse_spec(eqn.params["spec"])
+    letters, other_letters = (sa, sb) if position == 0 else (sb, sa)
+    tangent, other = values[position], values[1 - position]
+    aval = eqn.outputs[0].aval
+    total, rest = zero(aval, interp.size), []
+    for lazy in tangent.lazies:
+        scale = _uniform(lazy.factor)
+        spread = [c for d, c in enumerate(letters) if d not in lazy.dims]
+        inner_letters = "".join(letters[d] for d in lazy.dims)
+        if scale is None or any(c not in so or c in other_letters for c in spread) or lazy.inner.aval.shape != tuple(
+                tangent.aval.shape[d] for d in lazy.dims):
+            rest.append(lazy)
+            continue
+        out_letters = "".join(c for c in so if c not in spread)
+        spec = f"{other_letters},{inner_letters}->{out_letters}" if position == 1 else \
+            f"{inner_letters},{other_letters}->{out_letters}"
+        operands = [other, lazy.inner] if position == 1 else [lazy.inner, other]
+        out_shape = tuple(aval.shape[so.index(c)] for c in out_letters)
+        inner = _apply(interp, eqn.prim, {**eqn.params, "spec": spec}, operands, out_shape, aval.dtype)
+        factor = None if scale == 1 else np.broadcast_to(np.array(scale, aval.dtype), aval.shape)
+        dims = tuple(so.index(c) for c in out_letters)
+        total = add(total, Tangent(aval, None, None, 0, [Broadcast(factor, inner, dims)]), interp.size)
+    plain = Tangent(tangent.aval, tangent.value, tangent.index, tangent.rank, rest)
+    if not plain.is_zero:
+        operands = list(values)
+        operands[position] = flat(plain, interp.size)
+        total = add(total, _einsum(interp, eqn, operands), interp.size)
+    return total
 
 
 RULES = {
@@ -624,4 +534,5 @@ RULES = {
     "select": _select,
     **{name: _move for name in MOVES},
     "reduce": _reduce, "einsum": _einsum,
+    "fold": fold_rule,
 }

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...core.ir import Literal
 from ...primitives import indexing, structural
 from . import scalar
 from .table import elemental, opaque
@@ -187,17 +188,32 @@ def gather_index(em, eqn, spec, x, arrays, index, check: bool = True) -> list[st
             shape = array.aval.shape
             lead = len(broadcast) - len(shape)
             at = [advanced[lead + d] if n != 1 else "0" for d, n in enumerate(shape)]
-            value = em.let(em.read(array, at), "g")
-            if np.dtype(array.aval.dtype).kind != "u":
-                value = em.let(f"{value} + {size} if {value} < 0 else {value}", "g")
-            if check:
-                em.emit(f"if {value} < 0 or {value} >= {size}:")
-                em.emit(f"    raise IndexError({_message(eqn, axis, size)!r})")
-                em.raises = True
-            inner.append(value)
+            # the same index read again (another gather of it, or a scatter) reuses the checked value: each
+            # raise site costs Numba compile time (they doubled BA's)
+            inner.append(em.once(("index", id(array), tuple(at), size, check),
+                                 _checked_index, em, eqn, axis, size, array, at, check))
         axis += 1
     inner.extend(rest)
     return inner
+
+
+def _checked_index(em, eqn, axis, size, array, at, check) -> str:
+    value = em.let(em.read(array, at), "g")
+    if np.dtype(array.aval.dtype).kind != "u":
+        value = em.let(f"{value} + {size} if {value} < 0 else {value}", "g")
+    if check and not _constant_in_range(array, size):
+        em.emit(f"if {value} < 0 or {value} >= {size}:")
+        em.emit(f"    raise IndexError({_message(eqn, axis, size)!r})")
+        em.raises = True
+    return value
+
+
+def _constant_in_range(array, size) -> bool:
+    """A literal index array (a batched pass's seed indices) is checked here, once, not per element."""
+    if not isinstance(array, Literal):
+        return False
+    values = np.asarray(array.value)
+    return bool(values.size == 0 or (values.min() >= -size and values.max() < size))
 
 
 def _message(eqn, axis, size) -> str:

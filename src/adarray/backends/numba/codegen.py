@@ -228,6 +228,13 @@ class ProgramEmitter:
         self.scopes[-1][key] = text
         return text
 
+    def once(self, key, make, *args):
+        """`make(*args)` the first time `key` is asked for in this block or an enclosing one; the same value after."""
+        value = self._cached(key)
+        if value is None:
+            value = self.scopes[-1][key] = make(*args)
+        return value
+
     def _expand(self, eqn, index) -> list[str]:
         """An elemental equation's outputs at `index`, written once per index (cached per equation)."""
         key = (id(eqn), index)

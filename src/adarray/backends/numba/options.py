@@ -22,6 +22,11 @@ PARALLEL_MIN_WORK = 1 << 18
 BLAS_MIN_WORK = 1 << 13
 BLAS_MIN_CONTRACTION = 8
 
+# A run of compiled equations longer than this is cut into several generated functions: LLVM's and
+# Numba's time grows faster than the function's length (ADBench's hand Jacobian, 549 equations: 51 s
+# as one function, 19 s in runs of 200, run time 0.82 -> 0.87 ms; in runs of 50, 39 s and 2 ms).
+MAX_SEGMENT_EQUATIONS = 200
+
 # A first call that compiles for longer than this many seconds says so on stderr.
 REPORT_COMPILE_SECONDS = 1.0
 

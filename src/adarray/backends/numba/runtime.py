@@ -167,11 +167,12 @@ def _is_compile_error(error) -> bool:
 
 
 def segments(program: Program):
-    """Split `program` (its calls inlined) into steps: ("numba", [eqns]) runs and ("numpy", eqn)."""
+    """Split `program` (its calls inlined) into steps: ("numba", [eqns]) runs, at most
+    options.MAX_SEGMENT_EQUATIONS long, and ("numpy", eqn)."""
     steps = []
     for eqn in program.eqns:
         if lowerable(eqn):
-            if steps and steps[-1][0] == "numba":
+            if steps and steps[-1][0] == "numba" and len(steps[-1][1]) < options.MAX_SEGMENT_EQUATIONS:
                 steps[-1][1].append(eqn)
             else:
                 steps.append(("numba", [eqn]))
