@@ -36,9 +36,8 @@ import jax.numpy as jnp
 from jax import lax
 
 from ...core.errors import ExecutionError, ReversibilityError, ShapeError
-from ...reversible.ir import UPDATE_SYMBOLS, base_name, blocks, called_names, expr_text, statement_targets
+from ...reversible.ir import UPDATE_SYMBOLS, array_leaves, base_name, blocks, called_names, expr_text, statement_targets
 from ...reversible.primitive import adjoint_of, reversible_grad_p, reversible_p
-from ..numpy.reversible import _array_leaves as array_leaves  # the interpreter's: the same shape check
 from .registry import lowering
 
 UNROLL, UNROLL_STATEMENTS = 8, 64  # loops of at most 8 known iterations and 64 inlined statements: unrolled
