@@ -122,12 +122,78 @@ def test_every_primitive_has_a_lowering():
     assert not missing, "primitives without a JAX lowering: " + ", ".join(missing)
 
 
+HOST_CALLBACKS = ["betainc_dab", "gammainc_da", "logm", "sqrtm", "zeta_ds"]
+
+
 def test_host_callbacks_are_the_documented_ones():
-    """Only these run on the host (no XLA formulation or none with our conventions): the series in
-    truncated Taylor arithmetic of the incomplete gamma/beta and zeta derivatives, the exact adjugate
-    jets, binom and zeta (no jax.scipy.special.binom; JAX's zeta lacks the continuation to s < 1),
-    sqrtm and logm (JAX has no logm; its sqrtm is complex, CPU only), and the reversible statement
-    programs (not yet lowered to lax.fori_loop: backends/jax/reversible.py). See the family modules."""
-    assert sorted(p.name for p in jax_backend.HOST_CALLBACKS) == [
-        "adjugate_derivative", "betainc_dab", "binom", "gammainc_da", "logm", "reversible", "reversible_grad",
-        "sqrtm", "zeta", "zeta_ds"]
+    """Only these run on the host (no XLA formulation with our conventions): the series in truncated Taylor
+    arithmetic of the incomplete gamma/beta and zeta derivatives, sqrtm and logm (JAX has no logm; its sqrtm is
+    complex, CPU only). See the family modules. A primitive moved to the host (or back) must change this list,
+    the family module's docstring and docs/choosing_a_backend.md, which lists them by name."""
+    import pathlib
+    import re
+
+    assert sorted(p.name for p in jax_backend.HOST_CALLBACKS) == HOST_CALLBACKS
+    page = (pathlib.Path(__file__).resolve().parents[1] / "docs" / "choosing_a_backend.md").read_text()
+    paragraph = page[page.index("primitives run on the host through `jax.pure_callback`"):]
+    paragraph = paragraph[:paragraph.index("\n* ")]
+    documented = {name for name in re.findall(r"`(\w+)`", paragraph) if name in REGISTRY}
+    assert sorted(documented) == HOST_CALLBACKS
+
+
+def _relative_error(got, want):
+    got, want = np.asarray(got), np.asarray(want)
+    agree = (np.isnan(got) & np.isnan(want)) | (got == want)
+    with np.errstate(invalid="ignore"):  # inf - inf where both are the same infinity: agreed above
+        return np.where(agree, 0.0, np.abs(got - want) / np.maximum(np.abs(want), 1e-300))
+
+
+def test_binom_and_zeta_agree_with_scipy_beyond_their_samplers():
+    """binom and zeta are SciPy's formulas in jnp (backends/jax/gamma_functions.py): negative and integer
+    arguments, poles, and the Riemann zeta continued to s < 1, against scipy.special."""
+    import scipy.special as sc
+
+    from adarray.primitives import gamma_functions as gf
+
+    rng = np.random.default_rng(15)
+    ints = np.meshgrid(np.arange(-6.0, 40.0), np.arange(-6.0, 40.0))
+    halves = np.meshgrid(np.arange(-10.0, 30.0) + 0.5, np.arange(-10.0, 30.0))
+    binom_cases = [(ints[0].ravel(), ints[1].ravel()), (halves[0].ravel(), halves[1].ravel()),
+                   (rng.uniform(-30, 30, 4000), rng.uniform(-30, 30, 4000)),
+                   (rng.uniform(-1e-9, 1e-9, 100), np.round(rng.uniform(0, 5, 100)))]
+    s_values = np.concatenate([rng.uniform(-170, 1, 2000), np.arange(-40.0, 40.0), np.linspace(0, 0.999, 200),
+                               rng.uniform(1.01, 60, 500)])
+    binom, zeta = jax_backend.LOWERINGS[gf.binom_p], jax_backend.LOWERINGS[gf.zeta_p]
+    with jax_backend.x64():
+        for n, k in binom_cases:
+            assert _relative_error(jax.jit(binom)(n, k), sc.binom(n, k)).max() < 5e-13
+        got = jax.jit(zeta)(s_values, np.ones_like(s_values))
+        assert _relative_error(got, sc.zeta(s_values)).max() < 1e-11
+        s, q = rng.uniform(-3, 8, 2000), rng.uniform(0.2, 4, 2000)
+        assert _relative_error(jax.jit(zeta)(s, q), sc.zeta(s, q)).max() < 1e-13  # NaN for s < 1 in both
+
+
+def test_adjugate_derivative_at_every_rank_and_past_the_minor_limit():
+    """The minor expansion (backends/jax/linalg.py) against the NumPy backend's pivoted formula: graded, rank
+    one and zero matrices up to n = 8 and order n - 2 (n - 1 is the polarised adjugate, in the registry cases); large
+    n and order go to the host."""
+    from adarray.backends.numpy.registry import implementation
+    from adarray.primitives import matrix_functions as mf
+
+    rng = np.random.default_rng(15)
+    reference, lowered = implementation(mf.adjugate_derivative_p), jax_backend.LOWERINGS[mf.adjugate_derivative_p]
+
+    def graded(n):
+        q1, q2 = np.linalg.qr(rng.normal(size=(n, n)))[0], np.linalg.qr(rng.normal(size=(n, n)))[0]
+        return q1 @ np.diag(10.0 ** -np.arange(0, 2 * n, 2)) @ q2
+
+    cases = [(np.stack([rng.normal(size=(n, n)), graded(n), np.outer(rng.normal(size=n), rng.normal(size=n)),
+                        np.zeros((n, n))]), order) for n, order in ((3, 1), (5, 1), (5, 3), (8, 2), (8, 6))]
+    cases += [(rng.normal(size=(20, 20)), 3), (rng.normal(size=(40, 40)), 4)]  # 6195 minors; 760,098: the host
+    with jax_backend.x64():
+        for a, order in cases:
+            directions = [rng.normal(size=a.shape) for _ in range(order)]
+            want = reference(a, *directions)
+            got = np.asarray(jax.jit(lowered)(a, *directions))
+            scale = np.abs(want).max(axis=(-2, -1), keepdims=True)
+            assert np.all(np.abs(got - want) <= 1e-10 * np.maximum(scale, 1e-300)), (a.shape, order)

@@ -223,6 +223,31 @@ def called_names(statements, into=None) -> list:
 
 # --- text: a Python-like listing (print(rv.invert(f)) shows the inverse program) ----------------------------
 
+def rank_of(expr, types) -> int:
+    """The number of axes of an expression's value; `types` maps each name to (kind, rank)."""
+    if isinstance(expr, str):
+        return types[expr][1]
+    if not isinstance(expr, tuple):
+        return 0
+    op = expr[0]
+    if op == "index":
+        return types[expr[1]][1] - (len(expr) - 2)
+    if op in ("len", "shape", "sum", "and", "or", "not"):
+        return 0
+    return max([rank_of(o, types) for o in expr[1:]] or [0])
+
+
+def array_leaves(expr, types) -> list:
+    """The array-valued variables and partial elements an expression combines (not those inside sum())."""
+    if isinstance(expr, str):
+        return [expr] if types[expr][1] else []
+    if not isinstance(expr, tuple) or expr[0] in ("len", "shape", "sum"):
+        return []
+    if expr[0] == "index":
+        return [expr] if rank_of(expr, types) else []
+    return [leaf for operand in expr[1:] for leaf in array_leaves(operand, types)]
+
+
 def expr_text(expr) -> str:
     if isinstance(expr, str):
         return expr

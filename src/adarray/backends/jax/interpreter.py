@@ -6,6 +6,7 @@ lowered by the same function. `compile_program(program)` wraps it in `jax.jit` a
 compilation and every call with 64-bit types enabled (`jax.enable_x64(True)`, a context manager:
 the user's global `jax_enable_x64` setting is not changed) and with the highest matmul precision
 (on GPUs and TPUs XLA would otherwise use reduced-precision passes for float32 products).
+A program with reversible functions waits for its results (`_RaisingFailedChecks`).
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import numpy as np
 
 from ...core.ir import Literal, Program
 from .registry import HOST_CALLBACKS, lowering_of
+from .reversible import CHECKED, take_pending_error
 
 _lowered: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -95,6 +97,8 @@ class Compiled:
         if in_shardings is not None:
             options["in_shardings"] = in_shardings
         self.jitted = jax.jit(lambda *args: lowered(*args), **options)
+        if _contains(program, CHECKED):
+            self.jitted = _RaisingFailedChecks(self.jitted)
 
     def __call__(self, *args):
         with x64():
@@ -104,6 +108,42 @@ class Compiled:
         """The `jax.stages.Lowered` computation for these arguments (its HLO: `.as_text()`)."""
         with x64():
             return self.jitted.lower(*args)
+
+
+class _RaisingFailedChecks:
+    """A jitted program with reversible functions: calls wait for their results, so that the error of a failed
+    run-time check (raised on the host by backends/jax/reversible.py) is raised by the call as itself."""
+
+    def __init__(self, jitted):
+        self.jitted = jitted
+
+    def __call__(self, *args):
+        try:
+            return jax.block_until_ready(self.jitted(*args))
+        except jax.errors.JaxRuntimeError:
+            failed = take_pending_error()
+            if failed is None:
+                raise
+            error, message = failed
+            raise error(message) from None  # the ReversibilityError (or ExecutionError) itself, not JAX's wrapping
+
+    def lower(self, *args):
+        return self.jitted.lower(*args)
+
+    def __getattr__(self, name):
+        return getattr(self.jitted, name)
+
+
+def _contains(program: Program, primitives) -> bool:
+    """Whether `program` or a program nested in its params binds one of `primitives`."""
+    def nested(value):
+        if isinstance(value, Program):
+            return _contains(value, primitives)
+        if isinstance(value, (tuple, list)):
+            return any(nested(v) for v in value)
+        return False
+
+    return any(eqn.prim in primitives or any(nested(v) for v in eqn.params.values()) for eqn in program.eqns)
 
 
 def compile_program(program: Program, **shardings) -> Compiled:

@@ -3,17 +3,29 @@
 Differences from the NumPy backend, all from XLA's routines: a failed factorization (cholesky of
 a matrix that is not positive definite, solve with a singular matrix) gives NaN or inf instead of
 raising LinAlgError; `eig` (a general, non-symmetric eigenproblem) is implemented by XLA on the
-CPU only. The higher derivatives of the adjugate (exact jets at every rank) run on the host.
+CPU only.
+
+`adjugate_derivative` (d^k adj(A)[E1..Ek], exact at every rank) is the NumPy backend's formula without
+its data-dependent choice of a well-conditioned pivot block: A = U S V^H, the directions rotated to
+U^H E V, and d^k adj(S + Y) from the expansion in principal minors (weights: products of singular
+values; minors of size <= k + 1 by Faddeev-LeVerrier on nilpotent jets), so nothing divides by a
+singular value. It needs sum_{c <= k+1} C(n, c) minors (batched per size): past MAX_MINORS (large n and k)
+the equation runs on the host (the NumPy implementation, which pivots on the well-conditioned block).
 """
 from __future__ import annotations
 
+import itertools
+import math
+
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from ...primitives import eig, factorizations, matrix_functions, spectral, triangular
-from .registry import host_callback, lowering
+from .registry import lowering
 
 _HIGHEST = jax.lax.Precision.HIGHEST
+MAX_MINORS = 50_000
 
 
 @lowering(triangular.triangular_solve_p)
@@ -119,4 +131,102 @@ def _eig(a, *, compute_v):
     return [values, vectors]
 
 
-host_callback(matrix_functions.adjugate_derivative_p)
+# --- derivatives of the adjugate: jets in nilpotent directions t_1..t_k (t_m^2 = 0), keyed by bit masks ---
+
+def _jet_product(x, y, product):
+    out = {}
+    for mask_x, value_x in x.items():
+        for mask_y, value_y in y.items():
+            if mask_x & mask_y:
+                continue  # t_m^2 = 0
+            term = product(value_x, value_y)
+            mask = mask_x | mask_y
+            out[mask] = out[mask] + term if mask in out else term
+    return out
+
+
+def _jet_add(x, y, scale=1.0):
+    out = dict(x)
+    for mask, value in y.items():
+        out[mask] = out[mask] + scale * value if mask in out else scale * value
+    return out
+
+
+def _jet_scale(x, scale):
+    return {mask: scale * value for mask, value in x.items()}
+
+
+def _matrices(x, y):
+    return _jet_product(x, y, lambda p, q: jnp.matmul(p, q, precision=_HIGHEST))
+
+
+def _scaled(scalars, matrices):
+    return _jet_product(scalars, matrices, lambda s, m: s[..., None, None] * m)
+
+
+def _trace(x):
+    return {mask: jnp.trace(value, axis1=-2, axis2=-1) for mask, value in x.items()}
+
+
+def _nilpotent_adjugate_and_det(matrix, size, order):
+    """adj(Y) and det(Y) of a size x size jet Y without a constant part, by Faddeev-LeVerrier (as the NumPy
+    backend): M_1 = I, c_(n-1) = -tr(Y), M_j = Y M_(j-1) + c_(n-j+1) I, c_(n-j) = -tr(Y M_j) / j."""
+    if size - 1 > order:
+        return {}, {}
+    dtype = jnp.result_type(*matrix.values())
+    identity = {0: jnp.eye(size, dtype=dtype)}
+    m, c = identity, _jet_scale(_trace(matrix), -1.0)
+    for j in range(2, size + 1):
+        m = _jet_add(_matrices(matrix, m), _scaled(c, identity))
+        c = _jet_scale(_trace(_matrices(matrix, m)), -1.0 / j)
+    return _jet_scale(m, (-1.0) ** (size + 1)), _jet_scale(c, (-1.0) ** size)
+
+
+def _minor_adjugate(values, perturbation, order):
+    """adj(diag(values) + Y) as a jet: sum over index sets J of prod_{l not in J} values_l adj(Y_JJ), embedded;
+    the sets of one size as one batch (a gather, Faddeev-LeVerrier on the stack, one scatter-add)."""
+    size = values.shape[-1]
+    batch = jnp.broadcast_shapes(values.shape[:-1], *[y.shape[:-2] for y in perturbation.values()])
+    adjugate = {}
+    for count in range(1, min(size, order + 1) + 1):
+        subsets = np.array(list(itertools.combinations(range(size), count)), dtype=np.int64)
+        others = np.array([[l for l in range(size) if l not in subset] for subset in subsets], dtype=np.int64)
+        weight = jnp.prod(values[..., others], axis=-1)  # (..., sets)
+        rows, cols = subsets[:, :, None], subsets[:, None, :]
+        minors = {mask: y[..., rows, cols] for mask, y in perturbation.items()}  # (..., sets, count, count)
+        adj_minors, _ = _nilpotent_adjugate_and_det(minors, count, order)
+        for mask, value in _scaled({0: weight}, adj_minors).items():
+            value = jnp.broadcast_to(value, batch + value.shape[-3:])
+            embedded = jnp.zeros(batch + (size, size), value.dtype).at[..., rows, cols].add(value)
+            adjugate = _jet_add(adjugate, {mask: embedded})
+    return adjugate
+
+
+def _minor_count(n, order) -> int:
+    return sum(math.comb(n, c) for c in range(1, min(n, order + 1) + 1))
+
+
+@lowering(matrix_functions.adjugate_derivative_p)
+def _adjugate_derivative(a, *directions):
+    """d^k adj(A)[E1..Ek] = det(U) det(V^H) V d^k adj(S)[U^H E1 V, ...] U^H (see the module docstring)."""
+    n, order = a.shape[-1], len(directions)
+    if a.size == 0:
+        return jnp.zeros(a.shape, a.dtype)
+    full = (1 << order) - 1
+    if order == n - 1:  # constant in A: the polarised adjugate of the directions
+        adjugate, _ = _nilpotent_adjugate_and_det({1 << m: e for m, e in enumerate(directions)}, n, order)
+        return jnp.broadcast_to(adjugate[full], a.shape).astype(a.dtype)
+    if _minor_count(n, order) > MAX_MINORS:
+        from .interpreter import host_call
+
+        return host_call(matrix_functions.adjugate_derivative_p, [jax.ShapeDtypeStruct(a.shape, a.dtype)],
+                         [a, *directions], {})
+    u, values, vh = jnp.linalg.svd(a)
+    phase = jnp.linalg.det(u) * jnp.linalg.det(vh)  # +-1, or a unit complex number (A = U S V^H)
+    sign = (phase / jnp.abs(phase) if jnp.iscomplexobj(phase) else jnp.where(phase < 0, -1.0, 1.0)).astype(a.dtype)
+    ut, v = _adjoint(u), _adjoint(vh)
+    rotated = {1 << m: jnp.matmul(jnp.matmul(ut, e, precision=_HIGHEST), v, precision=_HIGHEST)
+               for m, e in enumerate(directions)}
+    inner = _minor_adjugate(values.astype(a.dtype), rotated, order).get(full, jnp.zeros(a.shape, a.dtype))
+    out = sign[..., None, None] * jnp.matmul(jnp.matmul(v, inner, precision=_HIGHEST), ut, precision=_HIGHEST)
+    return jnp.broadcast_to(out, a.shape).astype(a.dtype)

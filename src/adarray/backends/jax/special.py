@@ -1,9 +1,12 @@
 """JAX lowerings of the special-function primitives (primitives/special.py): jax.scipy.special.
 
-The derivatives of the regularized incomplete gamma and beta functions in their shape parameters
-(`gammainc_da`, `betainc_dab`) are series and continued fractions in truncated Taylor arithmetic
-with data-dependent iteration counts (backends/numpy/special.py); JAX has no counterpart, so they
-run on the host through `jax.pure_callback` (registry.host_callback).
+On the host (`jax.pure_callback` into the NumPy implementation): the derivatives of the regularized
+incomplete gamma and beta functions in their shape parameters (`gammainc_da`, `betainc_dab`). They are
+series and continued fractions evaluated in truncated Taylor arithmetic in the parameter, with a term
+count chosen per element by a convergence test (up to MAX_ITERATIONS = 100,000 in
+backends/numpy/special.py): an XLA version would be a while loop of Taylor-arithmetic steps run to the
+slowest element of a batch, and JAX has neither the functions' parameter derivatives nor a Taylor
+arithmetic to build them from. Only the derivatives of gammainc/betainc in a and b bind them.
 """
 from __future__ import annotations
 

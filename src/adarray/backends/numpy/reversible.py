@@ -23,7 +23,7 @@ import numpy as np
 
 from ...core.errors import ExecutionError, ReversibilityError, ShapeError
 from ...reversible import execution
-from ...reversible.ir import UPDATE_SYMBOLS, expr_text
+from ...reversible.ir import UPDATE_SYMBOLS, array_leaves, expr_text, rank_of
 from ...reversible.primitive import adjoint_of, reversible_grad_p, reversible_p
 from ..numba import reversible as numba_reversible
 from .registry import impl
@@ -64,19 +64,6 @@ def _literal(value) -> str:
             return "np.inf" if value > 0 else "(-np.inf)"
         return repr(value)
     return repr(int(value))
-
-
-def rank_of(expr, types) -> int:
-    if isinstance(expr, str):
-        return types[expr][1]
-    if not isinstance(expr, tuple):
-        return 0
-    op = expr[0]
-    if op == "index":
-        return types[expr[1]][1] - (len(expr) - 2)
-    if op in ("len", "shape", "sum", "and", "or", "not"):
-        return 0
-    return max([rank_of(o, types) for o in expr[1:]] or [0])
 
 
 def expr_source(expr, names, types, available=None) -> str:
@@ -132,17 +119,6 @@ def _operations(expr) -> list:
         return []
     operands = expr[2:] if expr[0] == "index" else expr[1:]
     return [sub for operand in operands for sub in _operations(operand)] + [expr]
-
-
-def _array_leaves(expr, types) -> list:
-    """The array-valued variables and partial elements an expression combines (not those inside sum())."""
-    if isinstance(expr, str):
-        return [expr] if types[expr][1] else []
-    if not isinstance(expr, tuple) or expr[0] in ("len", "shape", "sum"):
-        return []
-    if expr[0] == "index":
-        return [expr] if rank_of(expr, types) else []
-    return [leaf for operand in expr[1:] for leaf in _array_leaves(operand, types)]
 
 
 def _names(expr) -> set:
@@ -286,7 +262,7 @@ class _Writer:
         """A whole-array update combines arrays of the target's shape (NumPy would raise on others, but Numba's
         in-place operations read and write past the smaller array)."""
         target = self.place(s[2])
-        for leaf in _array_leaves(s[3], self.types):
+        for leaf in array_leaves(s[3], self.types):
             self.fail(indent, f"{self.expr(leaf)}.shape != {target}.shape", line,
                       f"`{expr_text(s[2])} {UPDATE_SYMBOLS[s[0]]} {expr_text(s[3])}`: `{expr_text(leaf)}` has shape "
                       "{0}, the target "
