@@ -8,7 +8,6 @@ from ...primitives import indexing, linalg, structural
 from ...primitives.indexing import numpy_index
 from ...primitives.linalg import parse_spec
 from ...primitives.structural import slice_indices
-from .reductions import _linear_recurrence
 from .registry import impl
 
 
@@ -110,19 +109,36 @@ def _scatter_mul_partials(x, updates, targets, weights):
 
 def _scatter_mul_partials_exact(x, updates, targets, weights):
     """Segmented exclusive prefix and suffix products over the slots (no division)."""
-    m, n = x.shape[0], updates.shape[0]
+    m = x.shape[0]
     keys = np.concatenate([np.arange(m), targets])
     order = np.argsort(keys, kind="stable")
     keys, values = keys[order], np.concatenate([x, updates])[order]
-    starts, ends = np.ones(m + n, bool), np.ones(m + n, bool)
-    starts[1:] = ends[:-1] = keys[1:] != keys[:-1]
-    before, after = np.zeros_like(values), np.zeros_like(values)
-    before[1:], after[:-1] = values[:-1], values[1:]
-    prefix = _linear_recurrence(np.where(starts, 0, before), starts.astype(x.dtype), axis=0, reverse=False)
-    suffix = _linear_recurrence(np.where(ends, 0, after), ends.astype(x.dtype), axis=0, reverse=True)
+    starts = np.ones(len(keys), bool)
+    starts[1:] = keys[1:] != keys[:-1]
+    ends = np.ones(len(keys), bool)
+    ends[:-1] = starts[1:]
+    prefix = _exclusive_segmented_products(values, starts)
+    suffix = _exclusive_segmented_products(values[::-1], ends[::-1])[::-1]
     others = np.empty_like(values)
-    others[order] = prefix * suffix
+    with np.errstate(invalid="ignore", over="ignore"):
+        others[order] = prefix * suffix
     return [weights * others[:m], weights[targets] * others[m:]]
+
+
+def _exclusive_segmented_products(values, starts):
+    """The product of the values before each one in its segment (1 at a segment's start), by doubling
+    steps that carry the segment flag instead of multiplying by 0 to restart (0 * inf would be NaN in
+    every later segment)."""
+    inclusive, closed = values.copy(), starts.copy()
+    shift = 1
+    with np.errstate(invalid="ignore", over="ignore"):
+        while shift < len(values):
+            inclusive[shift:] = np.where(closed[shift:], inclusive[shift:], inclusive[:-shift] * inclusive[shift:])
+            closed[shift:] = closed[shift:] | closed[:-shift]
+            shift *= 2
+    exclusive = np.ones_like(values)
+    exclusive[1:] = np.where(starts[1:], 1, inclusive[:-1])
+    return exclusive
 
 
 @impl(indexing.scatter_winner_p)
