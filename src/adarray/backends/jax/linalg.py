@@ -22,6 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ...primitives import eig, factorizations, matrix_functions, spectral, triangular
+from .. import nilpotent
 from .registry import lowering
 
 _HIGHEST = jax.lax.Precision.HIGHEST
@@ -131,37 +132,10 @@ def _eig(a, *, compute_v):
     return [values, vectors]
 
 
-# --- derivatives of the adjugate: jets in nilpotent directions t_1..t_k (t_m^2 = 0), keyed by bit masks ---
-
-def _jet_product(x, y, product):
-    out = {}
-    for mask_x, value_x in x.items():
-        for mask_y, value_y in y.items():
-            if mask_x & mask_y:
-                continue  # t_m^2 = 0
-            term = product(value_x, value_y)
-            mask = mask_x | mask_y
-            out[mask] = out[mask] + term if mask in out else term
-    return out
-
-
-def _jet_add(x, y, scale=1.0):
-    out = dict(x)
-    for mask, value in y.items():
-        out[mask] = out[mask] + scale * value if mask in out else scale * value
-    return out
-
-
-def _jet_scale(x, scale):
-    return {mask: scale * value for mask, value in x.items()}
-
+# --- derivatives of the adjugate: jets in nilpotent directions (backends/nilpotent.py) ---
 
 def _matrices(x, y):
-    return _jet_product(x, y, lambda p, q: jnp.matmul(p, q, precision=_HIGHEST))
-
-
-def _scaled(scalars, matrices):
-    return _jet_product(scalars, matrices, lambda s, m: s[..., None, None] * m)
+    return nilpotent.product(x, y, lambda p, q: jnp.matmul(p, q, precision=_HIGHEST))
 
 
 def _trace(x):
@@ -175,11 +149,11 @@ def _nilpotent_adjugate_and_det(matrix, size, order):
         return {}, {}
     dtype = jnp.result_type(*matrix.values())
     identity = {0: jnp.eye(size, dtype=dtype)}
-    m, c = identity, _jet_scale(_trace(matrix), -1.0)
+    m, c = identity, nilpotent.scale(_trace(matrix), -1.0)
     for j in range(2, size + 1):
-        m = _jet_add(_matrices(matrix, m), _scaled(c, identity))
-        c = _jet_scale(_trace(_matrices(matrix, m)), -1.0 / j)
-    return _jet_scale(m, (-1.0) ** (size + 1)), _jet_scale(c, (-1.0) ** size)
+        m = nilpotent.add(_matrices(matrix, m), nilpotent.scaled_matrices(c, identity))
+        c = nilpotent.scale(_trace(_matrices(matrix, m)), -1.0 / j)
+    return nilpotent.scale(m, (-1.0) ** (size + 1)), nilpotent.scale(c, (-1.0) ** size)
 
 
 def _minor_adjugate(values, perturbation, order):
@@ -195,10 +169,10 @@ def _minor_adjugate(values, perturbation, order):
         rows, cols = subsets[:, :, None], subsets[:, None, :]
         minors = {mask: y[..., rows, cols] for mask, y in perturbation.items()}  # (..., sets, count, count)
         adj_minors, _ = _nilpotent_adjugate_and_det(minors, count, order)
-        for mask, value in _scaled({0: weight}, adj_minors).items():
+        for mask, value in nilpotent.scaled_matrices({0: weight}, adj_minors).items():
             value = jnp.broadcast_to(value, batch + value.shape[-3:])
             embedded = jnp.zeros(batch + (size, size), value.dtype).at[..., rows, cols].add(value)
-            adjugate = _jet_add(adjugate, {mask: embedded})
+            adjugate = nilpotent.add(adjugate, {mask: embedded})
     return adjugate
 
 

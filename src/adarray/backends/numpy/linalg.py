@@ -17,6 +17,7 @@ from scipy.linalg import lapack
 
 from ...primitives import eig, factorizations, matrix_functions, spectral, triangular
 from ...primitives.matrices import LinAlgError
+from .. import nilpotent
 from .registry import impl
 
 
@@ -185,35 +186,8 @@ def _adjugate(a):
 _BLOCK_RATIO = 1e-2
 
 
-def _jet_product(x, y, product):
-    out = {}
-    for mask_x, value_x in x.items():
-        for mask_y, value_y in y.items():
-            if mask_x & mask_y:
-                continue  # t_m^2 = 0
-            term = product(value_x, value_y)
-            mask = mask_x | mask_y
-            out[mask] = out[mask] + term if mask in out else term
-    return out
-
-
-def _jet_add(x, y, scale=1.0):
-    out = dict(x)
-    for mask, value in y.items():
-        out[mask] = out[mask] + scale * value if mask in out else scale * value
-    return out
-
-
-def _jet_scale(x, scale):
-    return {mask: scale * value for mask, value in x.items()}
-
-
 def _matrices(x, y):
-    return _jet_product(x, y, np.matmul)
-
-
-def _scaled(scalars, matrices):
-    return _jet_product(scalars, matrices, lambda s, m: s[..., None, None] * m)
+    return nilpotent.product(x, y, np.matmul)
 
 
 def _trace(x):
@@ -246,18 +220,18 @@ def _pivot_inverse_and_det(values, perturbation):
     identity = {0: np.eye(values.shape[-1], dtype=values.dtype)}
     series, term = dict(identity), identity
     while term:                                     # (I + Z)^-1 = sum_r (-Z)^r; Z is nilpotent
-        term = _jet_scale(_matrices(z, term), -1.0)
-        series = _jet_add(series, term)
+        term = nilpotent.scale(_matrices(z, term), -1.0)
+        series = nilpotent.add(series, term)
     inverse = {mask: value * inverse_values[..., None, :] for mask, value in series.items()}
     log_det, power, order = {}, z, 1               # log det(I + Z) = sum_r (-1)^(r+1) tr(Z^r) / r
     while power:
-        log_det = _jet_add(log_det, _trace(power), (-1.0) ** (order + 1) / order)
+        log_det = nilpotent.add(log_det, _trace(power), (-1.0) ** (order + 1) / order)
         power, order = _matrices(z, power), order + 1
     det = term = {0: np.prod(values, axis=-1)}
     order = 1
     while term:                                     # det = prod(values) exp(log det(I + Z))
-        term = _jet_scale(_jet_product(log_det, term, np.multiply), 1.0 / order)
-        det, order = _jet_add(det, term), order + 1
+        term = nilpotent.scale(nilpotent.product(log_det, term, np.multiply), 1.0 / order)
+        det, order = nilpotent.add(det, term), order + 1
     return inverse, det
 
 
@@ -270,11 +244,11 @@ def _nilpotent_adjugate_and_det(matrix, size, order):
         return {}, {}
     dtype = np.result_type(*matrix.values())
     identity = {0: np.eye(size, dtype=dtype)}
-    m, c = identity, _jet_scale(_trace(matrix), -1.0)
+    m, c = identity, nilpotent.scale(_trace(matrix), -1.0)
     for j in range(2, size + 1):
-        m = _jet_add(_matrices(matrix, m), _scaled(c, identity))
-        c = _jet_scale(_trace(_matrices(matrix, m)), -1.0 / j)
-    return _jet_scale(m, (-1.0) ** (size + 1)), _jet_scale(c, (-1.0) ** size)
+        m = nilpotent.add(_matrices(matrix, m), nilpotent.scaled_matrices(c, identity))
+        c = nilpotent.scale(_trace(_matrices(matrix, m)), -1.0 / j)
+    return nilpotent.scale(m, (-1.0) ** (size + 1)), nilpotent.scale(c, (-1.0) ** size)
 
 
 def _minor_adjugate_and_det(values, perturbation, order):
@@ -292,16 +266,16 @@ def _minor_adjugate_and_det(values, perturbation, order):
             if not np.any(weight):
                 continue
             if count == 0:
-                det = _jet_add(det, {0: weight})
+                det = nilpotent.add(det, {0: weight})
                 continue
             index = np.array(subset)
             minor = {mask: y[..., index[:, None], index[None, :]] for mask, y in perturbation.items()}
             adj_minor, det_minor = _nilpotent_adjugate_and_det(minor, count, order)
-            det = _jet_add(det, _jet_product({0: weight}, det_minor, np.multiply))
-            for mask, value in _scaled({0: weight}, adj_minor).items():
+            det = nilpotent.add(det, nilpotent.product({0: weight}, det_minor, np.multiply))
+            for mask, value in nilpotent.scaled_matrices({0: weight}, adj_minor).items():
                 embedded = np.zeros(batch + (size, size), value.dtype)
                 embedded[..., index[:, None], index[None, :]] = value
-                adjugate = _jet_add(adjugate, {mask: embedded})
+                adjugate = nilpotent.add(adjugate, {mask: embedded})
     return adjugate, det
 
 
@@ -316,16 +290,18 @@ def _diagonal_form(values, rotated, lead_size):
     else:
         inverse, det_p = _pivot_inverse_and_det(values[..., lead], _block(perturbation, lead, lead))
         if lead_size == n:
-            adjugate = _scaled(det_p, inverse)
+            adjugate = nilpotent.scaled_matrices(det_p, inverse)
         else:
             left = _matrices(inverse, _block(perturbation, lead, rest))
             right = _matrices(_block(perturbation, rest, lead), inverse)
-            schur = _jet_add(_block(perturbation, rest, rest), _matrices(_block(perturbation, rest, lead), left), -1.0)
+            schur = nilpotent.add(_block(perturbation, rest, rest), _matrices(_block(perturbation, rest, lead), left),
+                                  -1.0)
             adj_c, det_c = _minor_adjugate_and_det(values[..., rest], schur, order)
             left_adj = _matrices(left, adj_c)
-            top_left = _jet_add(_scaled(det_c, inverse), _matrices(left_adj, right))
-            blocks = [[top_left, _jet_scale(left_adj, -1.0)], [_jet_scale(_matrices(adj_c, right), -1.0), adj_c]]
-            adjugate = _scaled(det_p, _assemble(blocks, (lead_size, n - lead_size)))
+            top_left = nilpotent.add(nilpotent.scaled_matrices(det_c, inverse), _matrices(left_adj, right))
+            blocks = [[top_left, nilpotent.scale(left_adj, -1.0)],
+                      [nilpotent.scale(_matrices(adj_c, right), -1.0), adj_c]]
+            adjugate = nilpotent.scaled_matrices(det_p, _assemble(blocks, (lead_size, n - lead_size)))
     batch = np.broadcast_shapes(values.shape[:-1], *[x.shape[:-2] for x in rotated])
     return np.broadcast_to(adjugate.get((1 << order) - 1, np.zeros((), values.dtype)), batch + (n, n))
 
