@@ -248,6 +248,16 @@ def array_leaves(expr, types) -> list:
     return [leaf for operand in expr[1:] for leaf in array_leaves(operand, types)]
 
 
+def colliding_elements(targets, reads=()) -> list:
+    """Pairs (a, b) of elements of one array that a statement writes (b) and writes or reads (a), whose
+    equality only the run time can rule out: syntax cannot tell x[i] from x[j] when i == j."""
+    elements = [t for t in targets if is_element(t)]
+    written = len(elements)
+    elements += [r for r in reads if is_element(r)]
+    return [(a, b) for k, a in enumerate(elements) for b in elements[:min(k, written)]
+            if a[1] == b[1] and a != b and len(a) == len(b)]
+
+
 def expr_text(expr) -> str:
     if isinstance(expr, str):
         return expr

@@ -36,7 +36,16 @@ import jax.numpy as jnp
 from jax import lax
 
 from ...core.errors import ExecutionError, ReversibilityError, ShapeError
-from ...reversible.ir import UPDATE_SYMBOLS, array_leaves, base_name, blocks, called_names, expr_text, statement_targets
+from ...reversible.ir import (
+    UPDATE_SYMBOLS,
+    array_leaves,
+    base_name,
+    blocks,
+    called_names,
+    colliding_elements,
+    expr_text,
+    statement_targets,
+)
 from ...reversible.primitive import adjoint_of, reversible_grad_p, reversible_p
 from .registry import lowering
 
@@ -274,18 +283,12 @@ class _Tracer:
         """Elements a statement writes differ from each other and from those it reads (the interpreter's check)."""
         if not frame.check:
             return
-        elements = [t for t in targets if isinstance(t, tuple) and t[0] == "index"]
-        written = len(elements)
-        elements += [r for r in reads if isinstance(r, tuple) and r[0] == "index"]
-        for k, a in enumerate(elements):
-            for b in elements[:min(k, written)]:
-                if a[1] == b[1] and a != b and len(a) == len(b):
-                    same = functools.reduce(jnp.logical_and, [jnp.equal(self.value(frame, i, line),
-                                                                        self.value(frame, j, line))
-                                                              for i, j in zip(a[2:], b[2:])])
-                    self.fail(same, frame, line, f"{what} {expr_text(b)} and {expr_text(a)} are the same "
-                              "element (index {0}): one statement must not read and write one element twice",
-                              [self.value(frame, a[2], line)])
+        for a, b in colliding_elements(targets, reads):
+            same = functools.reduce(jnp.logical_and, [jnp.equal(self.value(frame, i, line), self.value(frame, j, line))
+                                                      for i, j in zip(a[2:], b[2:])])
+            self.fail(same, frame, line, f"{what} {expr_text(b)} and {expr_text(a)} are the same "
+                      "element (index {0}): one statement must not read and write one element twice",
+                      [self.value(frame, a[2], line)])
 
     def _update(self, frame, s, line) -> None:
         kind, target, expr = s[0], s[2], s[3]

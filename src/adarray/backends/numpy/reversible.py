@@ -23,7 +23,7 @@ import numpy as np
 
 from ...core.errors import ExecutionError, ReversibilityError, ShapeError
 from ...reversible import execution
-from ...reversible.ir import UPDATE_SYMBOLS, array_leaves, expr_text, rank_of
+from ...reversible.ir import UPDATE_SYMBOLS, array_leaves, colliding_elements, expr_text, rank_of
 from ...reversible.primitive import adjoint_of, reversible_grad_p, reversible_p
 from ..numba import reversible as numba_reversible
 from .registry import impl
@@ -232,16 +232,11 @@ class _Writer:
         (syntax cannot tell x[i] from x[j] when i == j). Reads may coincide."""
         if not self.check:
             return
-        elements = [t for t in targets if isinstance(t, tuple) and t[0] == "index"]
-        written = len(elements)
-        elements += [r for r in reads if isinstance(r, tuple) and r[0] == "index"]
-        for k, a in enumerate(elements):
-            for b in elements[:min(k, written)]:
-                if a[1] == b[1] and a != b and len(a) == len(b):
-                    pairs = " and ".join(f"({self.expr(i)}) == ({self.expr(j)})" for i, j in zip(a[2:], b[2:]))
-                    self.fail(indent, pairs, line, f"{what} {expr_text(b)} and {expr_text(a)} are the same element "
-                              f"(index {{0}}): one statement must not read and write one element twice",
-                              [self.expr(a[2])])
+        for a, b in colliding_elements(targets, reads):
+            pairs = " and ".join(f"({self.expr(i)}) == ({self.expr(j)})" for i, j in zip(a[2:], b[2:]))
+            self.fail(indent, pairs, line, f"{what} {expr_text(b)} and {expr_text(a)} are the same element "
+                      f"(index {{0}}): one statement must not read and write one element twice",
+                      [self.expr(a[2])])
 
     def _update(self, s, line, indent) -> None:
         if s[0] in ("inc", "dec", "xor") and isinstance(s[2], tuple):
