@@ -10,25 +10,16 @@ A program with reversible functions waits for its results (`_RaisingFailedChecks
 """
 from __future__ import annotations
 
-import contextlib
 import weakref
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from ...core.ir import Literal, Program
-from .registry import HOST_CALLBACKS, lowering_of
+from .registry import HOST_CALLBACKS, host_call, lowering_of, x64
 from .reversible import CHECKED, take_pending_error
 
 _lowered: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-@contextlib.contextmanager
-def x64():
-    """64-bit types and exact matmuls for what runs inside; the global JAX settings are restored after."""
-    with jax.enable_x64(True), jax.default_matmul_precision("highest"):
-        yield
 
 
 def lower_program(program: Program):
@@ -66,23 +57,6 @@ def _lower(program: Program):
         return [read(a) for a in program.outputs]
 
     return run
-
-
-def host_call(primitive, out_avals, args, params):
-    """`primitive` run by its NumPy implementation on the host (jax.pure_callback)."""
-    from ..numpy.registry import implementation  # the reference implementations
-
-    impl = implementation(primitive)
-    shapes = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in out_avals]
-
-    def on_host(*arrays):
-        with np.errstate(all="ignore"):
-            outs = impl(*[np.asarray(a) for a in arrays], **params)
-        outs = outs if primitive.multiple_results else [outs]
-        return [np.asarray(o, a.dtype).reshape(a.shape) for o, a in zip(outs, out_avals)]
-
-    results = jax.pure_callback(on_host, shapes, *args, vmap_method="sequential")
-    return list(results) if primitive.multiple_results else results[0]
 
 
 class Compiled:

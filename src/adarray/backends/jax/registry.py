@@ -10,9 +10,15 @@ only calls `jax.numpy` / `jax.lax`, so the whole program becomes one XLA computa
 
 A primitive that has no XLA formulation (yet) is registered with `host_callback(prim)`: it runs
 its NumPy implementation on the host through `jax.pure_callback` (correct values everywhere, but
-the data goes to the host and back, and XLA cannot fuse across it).
+the data goes to the host and back, and XLA cannot fuse across it): `host_call`. `x64()` is the
+context every lowered program is traced, compiled and run in.
 """
 from __future__ import annotations
+
+import contextlib
+
+import jax
+import numpy as np
 
 from ...core.errors import ExecutionError
 from ...core.primitive import Primitive
@@ -48,3 +54,27 @@ def lowering_of(primitive: Primitive):
     if fn is None and primitive not in HOST_CALLBACKS:
         raise ExecutionError(f"the JAX backend has no lowering of '{primitive.name}'")
     return fn
+
+
+def host_call(primitive, out_avals, args, params):
+    """`primitive` run by its NumPy implementation on the host (jax.pure_callback)."""
+    from ..numpy.registry import implementation  # the reference implementations
+
+    impl = implementation(primitive)
+    shapes = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in out_avals]
+
+    def on_host(*arrays):
+        with np.errstate(all="ignore"):
+            outs = impl(*[np.asarray(a) for a in arrays], **params)
+        outs = outs if primitive.multiple_results else [outs]
+        return [np.asarray(o, a.dtype).reshape(a.shape) for o, a in zip(outs, out_avals)]
+
+    results = jax.pure_callback(on_host, shapes, *args, vmap_method="sequential")
+    return list(results) if primitive.multiple_results else results[0]
+
+
+@contextlib.contextmanager
+def x64():
+    """64-bit types and exact matmuls for what runs inside; the global JAX settings are restored after."""
+    with jax.enable_x64(True), jax.default_matmul_precision("highest"):
+        yield

@@ -47,7 +47,7 @@ from ...reversible.ir import (
     statement_targets,
 )
 from ...reversible.primitive import adjoint_of, reversible_grad_p, reversible_p
-from .registry import lowering
+from .registry import host_call, lowering, x64
 
 UNROLL, UNROLL_STATEMENTS = 8, 64  # loops of at most 8 known iterations and 64 inlined statements: unrolled
 VALUE_SLOTS = 6  # the most values a check shows: range(a, b, s) became range(a', b', s')
@@ -586,7 +586,6 @@ def lowered_natively(program, args) -> bool:
     """Whether `program` on arguments like `args` (one instance) traces into XLA (else it runs on the host)."""
     if recursive(program):
         return False
-    from .interpreter import x64
 
     try:
         with x64():
@@ -623,7 +622,6 @@ def _run(program, args, batch, keep, out_avals, primitive, params):
 
 
 def _on_host(primitive, out_avals, args, params):
-    from .interpreter import host_call
 
     return host_call(primitive, out_avals, args, params)
 
