@@ -10,8 +10,7 @@ then raises an IndexError naming the equation. They follow the NumPy backend's i
 * scatter_mul_partials: zero counting per slot and one division per update; when a divided
   product is not a normal finite number (or a scaled one overflows), the exact route instead:
   a stable counting sort by slot and exclusive prefix and suffix products per slot (restarted
-  per slot: an overflowed slot does not turn later slots into NaN, as the NumPy backend's
-  recurrence does, 0 * inf at each restart);
+  per slot, so an overflowed slot does not turn later slots into NaN);
 * argsort: stable (NumPy's kind="stable"; NaN last); integer keys spanning a short range are
   counting-sorted in O(n + range), the others merge-sorted;
 * searchsorted: a binary search per value with NumPy's order (NaN after everything).
