@@ -43,6 +43,7 @@ from ...reversible.ir import (
     blocks,
     called_names,
     colliding_elements,
+    elements_read,
     expr_text,
     statement_targets,
 )
@@ -293,7 +294,7 @@ class _Tracer:
     def _update(self, frame, s, line) -> None:
         kind, target, expr = s[0], s[2], s[3]
         if kind in ("inc", "dec", "xor") and isinstance(target, tuple):
-            self.distinct(frame, [target], line, "the target and the value:", _elements(expr))
+            self.distinct(frame, [target], line, "the target and the value:", elements_read(expr))
         old = self.read(frame, target, line)
         if jnp.ndim(old) and not self.same_shapes(frame, s, line):
             return
@@ -531,14 +532,6 @@ def _size(statements, functions, depth=0) -> int:
         for block in blocks(s):
             total += _size(block, functions, depth)
     return total
-
-
-def _elements(expr) -> list:
-    if isinstance(expr, tuple) and expr[0] == "index":
-        return [expr]
-    if isinstance(expr, tuple) and expr[0] not in ("len", "shape"):
-        return [e for o in expr[1:] for e in _elements(o)]
-    return []
 
 
 def _read(array, indices):

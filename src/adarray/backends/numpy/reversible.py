@@ -23,7 +23,7 @@ import numpy as np
 
 from ...core.errors import ExecutionError, ReversibilityError, ShapeError
 from ...reversible import execution
-from ...reversible.ir import UPDATE_SYMBOLS, array_leaves, colliding_elements, expr_text, rank_of
+from ...reversible.ir import UPDATE_SYMBOLS, array_leaves, colliding_elements, elements_read, expr_text, rank_of
 from ...reversible.primitive import adjoint_of, reversible_grad_p, reversible_p
 from ..numba import reversible as numba_reversible
 from .registry import impl
@@ -102,15 +102,6 @@ def expr_source(expr, names, types, available=None) -> str:
     if op in _BINARY:
         return _BINARY[op].format(*code)
     raise ExecutionError(f"reversible programs: unknown operation {op!r}")
-
-
-def _elements(expr) -> list:
-    """The array elements an expression reads."""
-    if isinstance(expr, tuple) and expr[0] == "index":
-        return [expr]
-    if isinstance(expr, tuple) and expr[0] not in ("len", "shape"):
-        return [e for o in expr[1:] for e in _elements(o)]
-    return []
 
 
 def _operations(expr) -> list:
@@ -240,7 +231,7 @@ class _Writer:
 
     def _update(self, s, line, indent) -> None:
         if s[0] in ("inc", "dec", "xor") and isinstance(s[2], tuple):
-            self._distinct([s[2]], line, indent, "the target and the value:", _elements(s[3]))
+            self._distinct([s[2]], line, indent, "the target and the value:", elements_read(s[3]))
         if s[0] in ("inc", "dec", "xor") and self.check and rank_of(s[2], self.types):
             self._same_shapes(s, line, indent)
         self.emit(indent, f"{self.place(s[2])} {UPDATE_SYMBOLS[s[0]]} {self.expr(s[3])}")
