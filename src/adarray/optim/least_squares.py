@@ -273,6 +273,16 @@ def _solver(linear_solver, dense, n):
 # --- the solvers -----------------------------------------------------------------------------------------------------
 
 
+def _start(what, residual, x0, args, jacobian, sparsity, check):
+    """(problem, x0 flattened, r, J, cost, J^T J, J^T r) at the starting point, checked finite."""
+    problem = _Problem(what, residual, x0, args, jacobian, sparsity, check)
+    x = problem.x0
+    r, jac = problem.linearize(x)
+    _check_start(problem, r, jac)
+    gram, gradient = _normal(jac, r)
+    return problem, x, r, jac, 0.5 * float(r @ r), gram, gradient
+
+
 def _finish(problem, x, r, jacobian, gradient, history, iterations, success, message):
     return LeastSquaresResult(
         x=problem.tree(x), cost=float(history[-1]), iterations=iterations, history=list(map(float, history)),
@@ -298,13 +308,8 @@ def levenberg_marquardt(residual, x0, args=(), *, max_iterations=100, gtol=1e-8,
     """
     what = "levenberg_marquardt"
     _check_options(what, max_iterations, gtol, xtol, ftol, linear_solver)
-    problem = _Problem(what, residual, x0, args, jacobian, sparsity, check)
-    x = problem.x0
-    r, jac = problem.linearize(x)
-    _check_start(problem, r, jac)
+    problem, x, r, jac, cost, gram, gradient = _start(what, residual, x0, args, jacobian, sparsity, check)
     solver = _solver(linear_solver, problem.dense, x.size)
-    cost = 0.5 * float(r @ r)
-    gram, gradient = _normal(jac, r)
     scale = np.maximum(np.abs(gram.diagonal()), 0.0)
     scale[scale == 0] = 1.0
     mu, nu = float(damping), 2.0
@@ -387,12 +392,7 @@ def gauss_newton(residual, x0, args=(), *, max_iterations=100, gtol=1e-8, xtol=1
     """
     what = "gauss_newton"
     _check_options(what, max_iterations, gtol, xtol, ftol, linear_solver)
-    problem = _Problem(what, residual, x0, args, jacobian, sparsity, check)
-    x = problem.x0
-    r, jac = problem.linearize(x)
-    _check_start(problem, r, jac)
-    cost = 0.5 * float(r @ r)
-    gram, gradient = _normal(jac, r)
+    problem, x, r, jac, cost, gram, gradient = _start(what, residual, x0, args, jacobian, sparsity, check)
     history = [cost]
     success, message = False, f"stopped after max_iterations = {max_iterations} iterations"
     progress = _Progress(progress, max_iterations, what)
