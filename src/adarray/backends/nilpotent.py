@@ -36,3 +36,24 @@ def scale(x: dict, factor) -> dict:
 def scaled_matrices(scalars: dict, matrices: dict) -> dict:
     """A jet of (batches of) scalars times a jet of matrices."""
     return product(scalars, matrices, lambda s, m: s[..., None, None] * m)
+
+
+def trace(x: dict, xp) -> dict:
+    """The trace of a jet of (batches of) matrices; `xp` is the array module (numpy, jax.numpy)."""
+    return {mask: xp.trace(value, axis1=-2, axis2=-1) for mask, value in x.items()}
+
+
+def adjugate_and_det(matrix: dict, size: int, order: int, xp, matrices) -> tuple[dict, dict]:
+    """adj(Y) and det(Y) of a size x size jet Y without a constant part, by Faddeev-LeVerrier
+    (M_1 = I, c_(n-1) = -tr(Y), M_j = Y M_(j-1) + c_(n-j+1) I, c_(n-j) = -tr(Y M_j) / j;
+    adj = (-1)^(n+1) M_n, det = (-1)^n c_0): products, traces and divisions by integers only.
+    They have degree size - 1 and size, so they vanish when that exceeds `order`. `matrices(x, y)` is
+    the product of two jets of matrices in the backend's precision."""
+    if size - 1 > order:
+        return {}, {}
+    identity = {0: xp.eye(size, dtype=xp.result_type(*matrix.values()))}
+    m, c = identity, scale(trace(matrix, xp), -1.0)
+    for j in range(2, size + 1):
+        m = add(matrices(matrix, m), scaled_matrices(c, identity))
+        c = scale(trace(matrices(matrix, m), xp), -1.0 / j)
+    return scale(m, (-1.0) ** (size + 1)), scale(c, (-1.0) ** size)

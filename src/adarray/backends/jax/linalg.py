@@ -23,7 +23,7 @@ import numpy as np
 
 from ...primitives import eig, factorizations, matrix_functions, spectral, triangular
 from .. import nilpotent
-from .registry import lowering
+from .registry import host_call, lowering
 
 _HIGHEST = jax.lax.Precision.HIGHEST
 MAX_MINORS = 50_000
@@ -138,24 +138,6 @@ def _matrices(x, y):
     return nilpotent.product(x, y, lambda p, q: jnp.matmul(p, q, precision=_HIGHEST))
 
 
-def _trace(x):
-    return {mask: jnp.trace(value, axis1=-2, axis2=-1) for mask, value in x.items()}
-
-
-def _nilpotent_adjugate_and_det(matrix, size, order):
-    """adj(Y) and det(Y) of a size x size jet Y without a constant part, by Faddeev-LeVerrier (as the NumPy
-    backend): M_1 = I, c_(n-1) = -tr(Y), M_j = Y M_(j-1) + c_(n-j+1) I, c_(n-j) = -tr(Y M_j) / j."""
-    if size - 1 > order:
-        return {}, {}
-    dtype = jnp.result_type(*matrix.values())
-    identity = {0: jnp.eye(size, dtype=dtype)}
-    m, c = identity, nilpotent.scale(_trace(matrix), -1.0)
-    for j in range(2, size + 1):
-        m = nilpotent.add(_matrices(matrix, m), nilpotent.scaled_matrices(c, identity))
-        c = nilpotent.scale(_trace(_matrices(matrix, m)), -1.0 / j)
-    return nilpotent.scale(m, (-1.0) ** (size + 1)), nilpotent.scale(c, (-1.0) ** size)
-
-
 def _minor_adjugate(values, perturbation, order):
     """adj(diag(values) + Y) as a jet: sum over index sets J of prod_{l not in J} values_l adj(Y_JJ), embedded;
     the sets of one size as one batch (a gather, Faddeev-LeVerrier on the stack, one scatter-add)."""
@@ -168,7 +150,7 @@ def _minor_adjugate(values, perturbation, order):
         weight = jnp.prod(values[..., others], axis=-1)  # (..., sets)
         rows, cols = subsets[:, :, None], subsets[:, None, :]
         minors = {mask: y[..., rows, cols] for mask, y in perturbation.items()}  # (..., sets, count, count)
-        adj_minors, _ = _nilpotent_adjugate_and_det(minors, count, order)
+        adj_minors, _ = nilpotent.adjugate_and_det(minors, count, order, jnp, _matrices)
         for mask, value in nilpotent.scaled_matrices({0: weight}, adj_minors).items():
             value = jnp.broadcast_to(value, batch + value.shape[-3:])
             embedded = jnp.zeros(batch + (size, size), value.dtype).at[..., rows, cols].add(value)
@@ -188,11 +170,10 @@ def _adjugate_derivative(a, *directions):
         return jnp.zeros(a.shape, a.dtype)
     full = (1 << order) - 1
     if order == n - 1:  # constant in A: the polarised adjugate of the directions
-        adjugate, _ = _nilpotent_adjugate_and_det({1 << m: e for m, e in enumerate(directions)}, n, order)
+        polarised = {1 << m: e for m, e in enumerate(directions)}
+        adjugate, _ = nilpotent.adjugate_and_det(polarised, n, order, jnp, _matrices)
         return jnp.broadcast_to(adjugate[full], a.shape).astype(a.dtype)
     if _minor_count(n, order) > MAX_MINORS:
-        from .interpreter import host_call
-
         return host_call(matrix_functions.adjugate_derivative_p, [jax.ShapeDtypeStruct(a.shape, a.dtype)],
                          [a, *directions], {})
     u, values, vh = jnp.linalg.svd(a)

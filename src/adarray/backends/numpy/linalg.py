@@ -190,10 +190,6 @@ def _matrices(x, y):
     return nilpotent.product(x, y, np.matmul)
 
 
-def _trace(x):
-    return {mask: np.trace(value, axis1=-2, axis2=-1) for mask, value in x.items()}
-
-
 def _block(x, rows, cols):
     return {mask: value[..., rows, cols] for mask, value in x.items()}
 
@@ -225,7 +221,7 @@ def _pivot_inverse_and_det(values, perturbation):
     inverse = {mask: value * inverse_values[..., None, :] for mask, value in series.items()}
     log_det, power, order = {}, z, 1               # log det(I + Z) = sum_r (-1)^(r+1) tr(Z^r) / r
     while power:
-        log_det = nilpotent.add(log_det, _trace(power), (-1.0) ** (order + 1) / order)
+        log_det = nilpotent.add(log_det, nilpotent.trace(power, np), (-1.0) ** (order + 1) / order)
         power, order = _matrices(z, power), order + 1
     det = term = {0: np.prod(values, axis=-1)}
     order = 1
@@ -233,22 +229,6 @@ def _pivot_inverse_and_det(values, perturbation):
         term = nilpotent.scale(nilpotent.product(log_det, term, np.multiply), 1.0 / order)
         det, order = nilpotent.add(det, term), order + 1
     return inverse, det
-
-
-def _nilpotent_adjugate_and_det(matrix, size, order):
-    """adj(Y) and det(Y) of a size x size jet Y without a constant part, by Faddeev-LeVerrier
-    (M_1 = I, c_(n-1) = -tr(Y), M_j = Y M_(j-1) + c_(n-j+1) I, c_(n-j) = -tr(Y M_j) / j;
-    adj = (-1)^(n+1) M_n, det = (-1)^n c_0): products, traces and divisions by integers only.
-    They have degree size - 1 and size, so they vanish when that exceeds `order`."""
-    if size - 1 > order:
-        return {}, {}
-    dtype = np.result_type(*matrix.values())
-    identity = {0: np.eye(size, dtype=dtype)}
-    m, c = identity, nilpotent.scale(_trace(matrix), -1.0)
-    for j in range(2, size + 1):
-        m = nilpotent.add(_matrices(matrix, m), nilpotent.scaled_matrices(c, identity))
-        c = nilpotent.scale(_trace(_matrices(matrix, m)), -1.0 / j)
-    return nilpotent.scale(m, (-1.0) ** (size + 1)), nilpotent.scale(c, (-1.0) ** size)
 
 
 def _minor_adjugate_and_det(values, perturbation, order):
@@ -270,7 +250,7 @@ def _minor_adjugate_and_det(values, perturbation, order):
                 continue
             index = np.array(subset)
             minor = {mask: y[..., index[:, None], index[None, :]] for mask, y in perturbation.items()}
-            adj_minor, det_minor = _nilpotent_adjugate_and_det(minor, count, order)
+            adj_minor, det_minor = nilpotent.adjugate_and_det(minor, count, order, np, _matrices)
             det = nilpotent.add(det, nilpotent.product({0: weight}, det_minor, np.multiply))
             for mask, value in nilpotent.scaled_matrices({0: weight}, adj_minor).items():
                 embedded = np.zeros(batch + (size, size), value.dtype)
@@ -323,7 +303,8 @@ def _adjugate_derivative(a, *directions):
     # vmap and reverse mode broadcast operands (zero strides): work on the distinct matrices only.
     directions = [_unbroadcast(e) for e in directions]
     if order == n - 1:                              # constant in A: the polarised adjugate of the directions
-        adjugate, _ = _nilpotent_adjugate_and_det({1 << m: e for m, e in enumerate(directions)}, n, order)
+        polarised = {1 << m: e for m, e in enumerate(directions)}
+        adjugate, _ = nilpotent.adjugate_and_det(polarised, n, order, np, _matrices)
         return np.broadcast_to(adjugate[(1 << order) - 1], a.shape).astype(a.dtype)
     u, values, vh = np.linalg.svd(_unbroadcast(a))
     phase = np.linalg.det(u) * np.linalg.det(vh)  # +-1, or a unit complex number (A = U S V^H)
