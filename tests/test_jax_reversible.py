@@ -17,18 +17,9 @@ import adarray.reversible as rv  # noqa: E402
 from adarray.backends.jax import reversible as jax_reversible  # noqa: E402
 from adarray.core.errors import ExecutionError, ReversibilityError  # noqa: E402
 from adarray.sparse import kernels  # noqa: E402
+from test_reversible_examples import unitary  # noqa: E402  (the Givens example of the interpreter's tests)
 
 RNG = np.random.default_rng(15)
-
-
-@rv.reversible
-def unitary(x, thetas):
-    k = rv.alloc(0)
-    for i in range(len(x)):
-        for j in range(i + 1, len(x)):
-            rv.rot(x[i], x[j], thetas[k])
-            k += 1
-    rv.free(k, len(x) * (len(x) - 1) // 2)
 
 
 @rv.reversible
