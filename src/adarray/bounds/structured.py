@@ -207,12 +207,9 @@ def _scatter_add(context, x: Enclosure, u: Enclosure, targets):
 
     iv = context.iv
     terms = 1 + int(np.max(np.bincount(targets, minlength=x.shape[0]))) if targets.size else 1
-    out = []
-    for i in range(context.degree + 1):
-        if x.coefficients[i] is None and u.coefficients[i] is None:
-            out.append(None)
-            continue
-        (x_lo, x_hi), (u_lo, u_hi) = _coefficient(context, x, i), _coefficient(context, u, i)
+
+    def add(x_bounds, u_bounds):
+        (x_lo, x_hi), (u_lo, u_hi) = x_bounds, u_bounds
         lo, hi = np.array(x_lo, copy=True), np.array(x_hi, copy=True)
         np.add.at(lo, targets, u_lo)
         np.add.at(hi, targets, u_hi)
@@ -222,8 +219,9 @@ def _scatter_add(context, x: Enclosure, u: Enclosure, targets):
             np.add.at(a_hi, targets, np.abs(u_hi))
             error = gamma(terms) * 1.01
             lo, hi = iv.outward(lo - iv.up(a_lo * error + terms * TINY), hi + iv.up(a_hi * error + terms * TINY))
-        out.append((lo, hi))
-    return Enclosure(out, x.shape)
+        return lo, hi
+
+    return _per_coefficient(context, x, u, add)
 
 
 def _scatter_rounds(context, x: Enclosure, u: Enclosure, targets, op):
@@ -251,15 +249,23 @@ def _take_rows(context, e: Enclosure, rows):
 
 
 def _assign(context, x: Enclosure, slots, values: Enclosure) -> Enclosure:
+    def assign(x_bounds, v_bounds):
+        lo, hi = np.array(x_bounds[0], copy=True), np.array(x_bounds[1], copy=True)
+        lo[slots], hi[slots] = v_bounds
+        return lo, hi
+
+    return _per_coefficient(context, x, values, assign)
+
+
+def _per_coefficient(context, x: Enclosure, y: Enclosure, combine) -> Enclosure:
+    """An enclosure of x's shape whose Taylor coefficient i is combine(x's (lo, hi), y's (lo, hi)), and absent
+    (zero) where both are."""
     out = []
     for i in range(context.degree + 1):
-        if x.coefficients[i] is None and values.coefficients[i] is None:
+        if x.coefficients[i] is None and y.coefficients[i] is None:
             out.append(None)
-            continue
-        (x_lo, x_hi), (v_lo, v_hi) = _coefficient(context, x, i), _coefficient(context, values, i)
-        lo, hi = np.array(x_lo, copy=True), np.array(x_hi, copy=True)
-        lo[slots], hi[slots] = v_lo, v_hi
-        out.append((lo, hi))
+        else:
+            out.append(combine(_coefficient(context, x, i), _coefficient(context, y, i)))
     return Enclosure(out, x.shape)
 
 
