@@ -112,15 +112,20 @@ def greedy(adjacency, order) -> np.ndarray:
     n = adjacency.shape[0]
     indptr, indices = adjacency.indptr, adjacency.indices
     colours = np.full(n, -1, np.int64)
-    taken = np.full(n + 1, -1, np.int64)  # taken[c] == v: colour c is used by a neighbour of v
+    taken = np.full(n + 1, -1, np.int64)
     for v in np.asarray(order, np.int64):
-        neighbours = colours[indices[indptr[v]:indptr[v + 1]]]
-        taken[neighbours[neighbours >= 0]] = v
-        colour = 0
-        while taken[colour] == v:
-            colour += 1
-        colours[v] = colour
+        colours[v] = _first_free(taken, colours[indices[indptr[v]:indptr[v + 1]]], v)
     return colours
+
+
+def _first_free(taken, neighbour_colours, v) -> int:
+    """The smallest colour that no neighbour of v has. taken[c] == v marks colour c as used by a neighbour of
+    v, so `taken` is shared by all vertices and never cleared."""
+    taken[neighbour_colours[neighbour_colours >= 0]] = v
+    colour = 0
+    while taken[colour] == v:
+        colour += 1
+    return colour
 
 
 def greedy_bipartite(pattern) -> np.ndarray:
@@ -140,12 +145,7 @@ def greedy_bipartite(pattern) -> np.ndarray:
         rows = by_column.indices[by_column.indptr[v]:by_column.indptr[v + 1]]
         starts, lengths = indptr[rows], row_lengths[rows]
         positions = np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(lengths.sum())
-        neighbours = colours[indices[positions]]
-        taken[neighbours[neighbours >= 0]] = v
-        colour = 0
-        while taken[colour] == v:
-            colour += 1
-        colours[v] = colour
+        colours[v] = _first_free(taken, colours[indices[positions]], v)
     return colours
 
 
