@@ -4,22 +4,16 @@ import functools
 
 import numpy as np
 import pytest
-from benchmarks.adbench import data as adbench_data
 from benchmarks.adbench.profiling import PrimitiveProfiler
 
 import adarray as ad
 import adarray.numpy as anp
 from adarray.backends.numpy import IMPLS
 from adarray.cli import main
-
-try:
-    adbench_data.data_root()
-    HAVE_DATA = True
-except FileNotFoundError:
-    HAVE_DATA = False
+from test_adbench import needs_data
 
 
-@pytest.mark.skipif(not HAVE_DATA, reason="ADBench data folder not found (set ADBENCH_DATA)")
+@needs_data
 def test_quick_adbench_run_writes_table_csv_and_plots(tmp_path, capfd):
     # The run happens in a child process that fixes the thread counts, hence capfd (file descriptors).
     code = main(["bench", "adbench", "--quick", "--tools", "adarray", "--out", str(tmp_path)])
@@ -41,7 +35,7 @@ def test_quick_adbench_run_writes_table_csv_and_plots(tmp_path, capfd):
     assert (tmp_path / "adbench_jacobian.png").stat().st_size > 1000
 
 
-@pytest.mark.skipif(not HAVE_DATA, reason="ADBench data folder not found (set ADBENCH_DATA)")
+@needs_data
 def test_profiled_adbench_run_breaks_time_down_by_primitive(tmp_path, capfd):
     code = main(["bench", "--profile", "adbench", "--quick", "--problems", "lstm", "--out", str(tmp_path)])
     out = capfd.readouterr().out
@@ -109,7 +103,7 @@ def test_profiler_charges_loop_bodies_to_their_primitives_not_twice():
     assert profile.total <= profile.wall
 
 
-@pytest.mark.skipif(not HAVE_DATA, reason="ADBench data folder not found (set ADBENCH_DATA)")
+@needs_data
 def test_a_missing_peer_is_skipped_with_a_note(tmp_path, capsys, monkeypatch):
     from benchmarks.adbench import run as adbench_run
 
@@ -127,7 +121,7 @@ def test_a_missing_data_folder_exits_2(tmp_path, capfd):
     assert "ADBench data not found" in capfd.readouterr().err
 
 
-@pytest.mark.skipif(not HAVE_DATA, reason="ADBench data folder not found (set ADBENCH_DATA)")
+@needs_data
 def test_max_seconds_skips_the_larger_instances_of_a_problem(tmp_path, capsys):
     from benchmarks.adbench import run as adbench_run
 

@@ -1,26 +1,15 @@
 """`adarray bench solvers` (benchmarks/solvers.py): a quick run prints its tables, passes its checks and writes the
 plot; bad options exit 2. No timing is asserted."""
 import importlib.util
-import sys
-from pathlib import Path
 
 import pytest
+from benchmarks import solvers
 
 from adarray.cli import main as cli_main
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: benchmarks/ is not installed
-
-from benchmarks import solvers  # noqa: E402
-from benchmarks.adbench.data import data_root  # noqa: E402
-
-try:
-    data_root()
-    HAVE_DATA = True
-except FileNotFoundError:
-    HAVE_DATA = False
+from test_adbench import needs_data
 
 
-@pytest.mark.skipif(not HAVE_DATA, reason="ADBench data folder not found (set ADBENCH_DATA)")
+@needs_data
 def test_quick_run_prints_every_table_and_passes_its_checks(tmp_path, capsys):
     code = solvers.main(["--quick", "--tools", "adarray", "--section", "solve,jacobian,colouring,plot",
                          "--out", str(tmp_path)])

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import functools
 import re
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from benchmarks.adbench.tool_adarray import gmm_objective
+from benchmarks.jacfwd_cost import problems
 
 import adarray as ad
 import adarray.jacobians as jacobians
@@ -21,11 +21,6 @@ import adarray.numpy as anp
 from adarray.core.types import is_float
 from adarray.testing.registry import primitive_program, registry_cases
 from adarray.tracing import eval_program
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: benchmarks/ is not installed
-
-from benchmarks.adbench.tool_adarray import gmm_objective  # noqa: E402
-from benchmarks.jacfwd_cost import problems  # noqa: E402
 
 CASES = [pytest.param(name, args, params, id=case_id) for case_id, name, args, params in registry_cases()]
 

@@ -3,28 +3,17 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 import scipy.optimize
 import scipy.stats
+from benchmarks import solver_problems
 
 import adarray as ad
 import adarray.numpy as anp
 from adarray import optim
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: benchmarks/ is not installed
-
-from benchmarks import solver_problems  # noqa: E402
-from benchmarks.adbench.data import data_root  # noqa: E402
-
-try:
-    data_root()
-    HAVE_DATA = True
-except FileNotFoundError:
-    HAVE_DATA = False
-needs_data = pytest.mark.skipif(not HAVE_DATA, reason="ADBench data folder not found (set ADBENCH_DATA)")
+from test_adbench import needs_data
 
 
 def _read_only(tree):

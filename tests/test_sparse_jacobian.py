@@ -2,27 +2,16 @@
 the ADBench bundle adjustment and hand targets (passes independent of the problem size)."""
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from benchmarks.adbench.data import read_ba, read_hand
+from benchmarks.adbench.tool_adarray import ba_residuals, hand_complicated, hand_simple
 
 import adarray as ad
 import adarray.numpy as anp
 from adarray import colouring
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: benchmarks/ is not installed
-
-from benchmarks.adbench.data import data_root, read_ba, read_hand  # noqa: E402
-from benchmarks.adbench.tool_adarray import ba_residuals, hand_complicated, hand_simple  # noqa: E402
-
-try:
-    DATA = data_root()
-except FileNotFoundError:
-    DATA = None
-needs_data = pytest.mark.skipif(DATA is None, reason="ADBench data folder not found (set ADBENCH_DATA)")
+from test_adbench import ROOT, needs_data
 
 
 def _dense(fn, args, argnums=0, **kwargs):
@@ -156,7 +145,7 @@ def ba_args(data):
 
 @needs_data
 def test_bundle_adjustment_small_file_equals_dense():
-    data = read_ba(DATA / "ba" / "test.txt")
+    data = read_ba(ROOT / "ba" / "test.txt")
     rng = np.random.default_rng(0)  # distinct cameras and points, so that every entry is exercised
     data = data.with_params((data.cams + 0.01 * rng.normal(size=data.cams.shape),
                              data.X + 0.1 * rng.normal(size=data.X.shape),
@@ -170,7 +159,7 @@ def test_bundle_adjustment_small_file_equals_dense():
 @needs_data
 @pytest.mark.parametrize("name", ["ba1_n49_m7776_p31843", "ba2_n21_m11315_p36455"])
 def test_bundle_adjustment_passes_do_not_grow_with_the_problem(name):
-    data = read_ba(DATA / "ba" / f"{name}.txt")
+    data = read_ba(ROOT / "ba" / f"{name}.txt")
     jac = ad.sparse_jacobian(ba_residuals, argnums=(0, 1, 2))
     args = ba_args(data)
     assert jac.num_passes(*args) <= 15 + 1
@@ -178,7 +167,7 @@ def test_bundle_adjustment_passes_do_not_grow_with_the_problem(name):
 
 
 def _hand(path):
-    data = read_hand(DATA / "hand" / path)
+    data = read_hand(ROOT / "hand" / path)
     model = data.model
     arrays = (model.base_relatives, model.inverse_base_absolutes, model.base_positions, model.weights)
     parents = tuple(int(p) for p in model.parents)

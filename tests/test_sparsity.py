@@ -6,9 +6,6 @@ second point, is the same at both, and equals the non-zeros where the rule says 
 """
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -21,8 +18,6 @@ from adarray.core.types import is_float
 from adarray.testing.registry import primitive_program, registry_cases, seed
 from adarray.tracing import eval_program
 from adarray.transforms.sparsity import jacobian_pattern, rule_for, rules_table
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: benchmarks/ is not installed
 
 CASES = [pytest.param(name, args, params, id=case_id) for case_id, name, args, params in registry_cases()]
 
