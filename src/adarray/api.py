@@ -20,7 +20,7 @@ from .core.ir import Program
 from .core.pytree import flatten, unflatten
 from .core.types import is_complex, is_float
 from .passes import simplify
-from .staging import _Staged, _static_parts, is_single, name_of, normalize_argnums, stage
+from .staging import _Staged, _static_parts, is_single, like_primals, name_of, normalize_argnums, stage
 from .transforms.jvp import jvp_program
 from .transforms.partial_eval import split_program
 from .transforms.vjp import vjp_program
@@ -341,8 +341,7 @@ def jvp(fn, primals, tangents):
     (array([0., 0.]), array([1., 1.]))
     """
     primals, tangents = check_tuples("jvp", fn, primals, tangents)
-    if flatten(primals)[1] != flatten(tangents)[1]:
-        raise ArgumentError(f"jvp of '{_name(fn)}': tangents must have the structure of the primals")
+    tangent_leaves = like_primals("jvp", fn, primals, tangents)
 
     def build(program, out_tree, closure, call):
         wrt = [is_float(v.aval.dtype) for v in program.inputs[:len(call.leaves)]]
@@ -351,13 +350,6 @@ def jvp(fn, primals, tangents):
         return staged
 
     staged, call = stage(fn, ("jvp",), primals, {}, build, guarded=True)
-    tangent_leaves = flatten(tangents)[0]
-    for primal, tangent in zip(call.leaves, tangent_leaves):
-        if tuple(np.shape(primal)) != tuple(np.shape(tangent)):
-            raise ArgumentError(
-                f"jvp of '{_name(fn)}': a tangent of shape {np.shape(tangent)} for a primal of shape "
-                f"{np.shape(primal)}"
-            )
     flat = staged(call.leaves, [t for t, w in zip(tangent_leaves, staged.wrt) if w])
     n = staged.out_tree.num_leaves
     return unflatten(staged.out_tree, flat[:n]), unflatten(staged.out_tree, flat[n:])

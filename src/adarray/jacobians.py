@@ -25,14 +25,14 @@ from .api import (
     grad,
     jvp,
 )
-from .core.errors import ArgumentError, NonDifferentiableError
+from .core.errors import NonDifferentiableError
 from .core.ir import Program
-from .core.pytree import flatten, unflatten
+from .core.pytree import unflatten
 from .core.types import is_complex, is_float
 from .numpy import moveaxis, reshape
 from .passes.one_hot import identity_seed_program
 from .primitives.rules import broadcast_batch
-from .staging import _Staged, stage
+from .staging import _Staged, like_primals, stage
 from .tracing import eval_program, trace_program
 from .transforms.jvp import jvp_program
 from .transforms.vjp import vjp_program
@@ -214,15 +214,7 @@ def linearize(fn, *primals, **kwargs):
     outputs, tangents_of = _run_split(staged, call.leaves)
 
     def f_jvp(*tangents):
-        tangent_leaves, tangent_tree = flatten(tuple(tangents))
-        primal_leaves, primal_tree = flatten(tuple(primals))
-        if tangent_tree != primal_tree:
-            raise ArgumentError(f"linearize of '{_name(fn)}': f_jvp takes tangents structured like the primals "
-                                f"{primal_tree}, got {tangent_tree}")
-        for primal, tangent in zip(primal_leaves, tangent_leaves):
-            if np.shape(primal) != np.shape(tangent):
-                raise ArgumentError(f"linearize of '{_name(fn)}': a tangent of shape {np.shape(tangent)} for a primal "
-                                    f"of shape {np.shape(primal)}")
+        tangent_leaves = like_primals("linearize", fn, tuple(primals), tuple(tangents))
         return unflatten(staged.out_tree, tangents_of([t for t, w in zip(tangent_leaves, staged.wrt) if w]))
 
     return unflatten(staged.out_tree, outputs), f_jvp

@@ -133,6 +133,21 @@ def name_of(fn) -> str:
     return getattr(fn, "__name__", type(fn).__name__)
 
 
+def like_primals(what: str, fn, primals, values, kind: str = "the tangents") -> list:
+    """The leaves of `values` (tangents, a Taylor term), which must have the pytree structure and the leaf
+    shapes of `primals`; otherwise an ArgumentError naming `what`, fn and `kind`."""
+    leaves, tree = flatten(values)
+    primal_leaves, primal_tree = flatten(primals)
+    if tree != primal_tree:
+        raise ArgumentError(f"{what} of '{name_of(fn)}': {kind} must be structured like the primals {primal_tree}, "
+                            f"got {tree}")
+    for primal, leaf in zip(primal_leaves, leaves):
+        if np.shape(primal) != np.shape(leaf):
+            raise ArgumentError(f"{what} of '{name_of(fn)}': a leaf of {kind} has shape {np.shape(leaf)} for a primal "
+                                f"of shape {np.shape(primal)}")
+    return leaves
+
+
 def is_single(argnums) -> bool:
     """argnums=1 gives one result; argnums=(1,) or [0, 1] a tuple of them."""
     return not isinstance(argnums, (tuple, list))

@@ -21,7 +21,7 @@ import numpy as np
 from .core.errors import ArgumentError
 from .core.pytree import flatten, unflatten
 from .core.types import is_float
-from .staging import _Staged, name_of, stage
+from .staging import _Staged, like_primals, name_of, stage
 from .tracing import Tracer
 from .transforms.jet import jet_program
 
@@ -81,17 +81,9 @@ def jet(fun, primals, series):
         raise ArgumentError(f"jet of '{name_of(fun)}': jet terms have inconsistent lengths for different arguments: "
                             f"{sorted(lengths)}")
     order = lengths.pop() if lengths else 0
-    primal_leaves, primal_tree = flatten(tuple(primals))
     coefficients = {}
     for k in range(1, order + 1):
-        leaves, tree = flatten(tuple(terms[k - 1] for terms in series))
-        if tree != primal_tree:
-            raise ArgumentError(f"jet of '{name_of(fun)}': term {k} has the structure {tree}, the primals "
-                                f"{primal_tree}")
-        for leaf, primal in zip(leaves, primal_leaves):
-            if np.shape(leaf) != np.shape(primal):
-                raise ArgumentError(f"jet of '{name_of(fun)}': a term of shape {np.shape(leaf)} for a primal of shape "
-                                    f"{np.shape(primal)}")
+        leaves = like_primals("jet", fun, tuple(primals), tuple(terms[k - 1] for terms in series), f"term {k}")
         coefficients[k] = [_scaled(leaf, 1.0 / math.factorial(k)) for leaf in leaves]
     out_tree, primal_out, out_series = _taylor_call(fun, "jet", primals, coefficients, order, range(1, order + 1))
     terms_out = [[_scaled(c, float(math.factorial(k + 1))) for k, c in enumerate(s)] for s in out_series]
