@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import functools
 import time
-import tracemalloc
 
 import numpy as np
 
@@ -23,6 +22,7 @@ import adarray.jacobians as jacobians
 import adarray.numpy as anp
 
 from .adbench.tool_adarray import gmm_objective, lstm_objective
+from .timing import traced_peak
 
 GMM_DIMENSION, GMM_POINTS = 4, 50           # d and the number of points; K grows with n
 LSTM_LAYERS = 2                              # b (the characters' bits) grows with n
@@ -83,12 +83,7 @@ def _seconds(fn, repeat: int) -> float:
 
 def _peak_bytes(fn) -> int:
     fn()  # staged and cached first: the peak of a call, not of tracing
-    tracemalloc.start()
-    try:
-        fn()
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    return traced_peak(fn)
 
 
 def _materialised(fn, argnums):

@@ -32,16 +32,7 @@ from adarray.core.types import Aval
 from adarray.parallel.api import _trace_operator
 from adarray.parallel.general import general_reduce, general_scan
 
-
-def best_time(fn, *args, min_total=0.2, max_repeats=20):
-    """Minimum seconds per call, repeated until `min_total` seconds have passed (first call excluded)."""
-    fn(*args)
-    times, start = [], time.perf_counter()
-    while len(times) < max_repeats and (time.perf_counter() - start < min_total or len(times) < 3):
-        begin = time.perf_counter()
-        fn(*args)
-        times.append(time.perf_counter() - begin)
-    return min(times)
+from .timing import best_time
 
 
 def _matmul(a, b):

@@ -28,12 +28,12 @@ a failed check prints WRONG and the command exits 1.
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
 import importlib.util
 import math
 import sys
 import time
-import tracemalloc
 
 import numpy as np
 import scipy.sparse
@@ -43,7 +43,11 @@ import adarray.numpy as anp
 import adarray.reversible as rv
 import adarray.sparse as sp
 
+from . import timing
 from .adbench.harness import peak_memory_mb
+from .timing import traced_peak
+
+best_time = functools.partial(timing.best_time, min_total=0.3, max_repeats=50)  # minimum seconds per call
 
 SECTIONS = ("loop", "bessel", "sparse", "gmm")
 STATE = 500  # q and p: a 1,000-element state
@@ -200,17 +204,6 @@ class backend:
         rv.set_reversible_backend(self.previous)
 
 
-def best_time(fn, *args, min_total=0.3, max_repeats=50):
-    """Minimum seconds per call (the first call excluded)."""
-    fn(*args)
-    times, start = [], time.perf_counter()
-    while len(times) < max_repeats and (time.perf_counter() - start < min_total or len(times) < 3):
-        begin = time.perf_counter()
-        fn(*args)
-        times.append(time.perf_counter() - begin)
-    return min(times)
-
-
 def check(label, got, want) -> str:
     got, want = np.concatenate([np.ravel(g) for g in got]), np.concatenate([np.ravel(w) for w in want])
     error = float(np.max(np.abs(got - want)) / max(np.max(np.abs(want)), 1e-300))
@@ -218,16 +211,6 @@ def check(label, got, want) -> str:
         failures.append(f"{label}: relative difference {error:.1e}")
         return f"WRONG ({error:.1e})"
     return f"{error:.0e}"
-
-
-def traced_peak(fn):
-    gc.collect()
-    tracemalloc.start()
-    try:
-        fn()
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
 
 
 # --- loop ------------------------------------------------------------------------------------------------------
