@@ -1,14 +1,16 @@
 """JAX lowerings of the structural primitives: broadcasts, reshapes, slices, gathers, scatters
-(`.at[]` with our modes), the einsum contraction, and the per-slot work of scatter-mul and
+(`.at[]` with our modes; with constant indices as rows of windows, constant_indices.py), the einsum contraction, and the per-slot work of scatter-mul and
 scatter-min/max."""
 from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from ...primitives import indexing, linalg, structural
 from ...primitives.indexing import numpy_index
 from ...primitives.structural import slice_indices
+from .constant_indices import fold_uniform_gather, window_form
 from .registry import lowering
 
 
@@ -42,14 +44,33 @@ def _concatenate(*xs, axis):
     return jnp.concatenate(xs, axis=axis)
 
 
-@lowering(indexing.gather_p)
+def _constant(value) -> bool:
+    return isinstance(value, np.ndarray)
+
+
+@lowering(indexing.gather_p, constants=True)
 def _gather(x, *indices, spec):
-    return x[numpy_index(spec, indices)]
+    """Constant index arrays: rows of whole-axis windows (constant_indices.py); a constant operand that
+    does not vary where run-time indices select: folded to a constant."""
+    if _constant(x):
+        folded = fold_uniform_gather(x, spec, indices, _constant)
+        if folded is not None:
+            return folded
+    elif all(_constant(i) for i in indices):
+        form = window_form(x.shape, spec, indices)
+        if form is not None:
+            return form.gather(x)
+    return jnp.asarray(x)[numpy_index(spec, [jnp.asarray(i) for i in indices])]
 
 
-@lowering(indexing.scatter_p)
+@lowering(indexing.scatter_p, constants=True)
 def _scatter(x, updates, *indices, spec, op):
-    at = x.at[numpy_index(spec, indices)]
+    x, updates = jnp.asarray(x), jnp.asarray(updates)
+    if all(_constant(i) for i in indices):
+        form = window_form(x.shape, spec, indices)
+        if form is not None:
+            return form.scatter(x, updates, op)
+    at = x.at[numpy_index(spec, [jnp.asarray(i) for i in indices])]
     # Duplicate targets accumulate (as NumPy's ufunc.at); with op="set" XLA picks one of them.
     return {"set": at.set, "add": at.add, "mul": at.multiply, "min": at.min, "max": at.max}[op](updates)
 

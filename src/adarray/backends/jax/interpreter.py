@@ -2,7 +2,8 @@
 
 `lower_program(program)` gives a Python function over JAX arrays that applies each equation's
 lowering (registry.py) in order; nested programs (loop bodies, branches, operators, kernels) are
-lowered by the same function. `compile_program(program)` wraps it in `jax.jit` and runs tracing,
+lowered by the same function. Constants of the program stay NumPy arrays until a lowering that
+is not registered with `constants=True` needs them (registry.py). `compile_program(program)` wraps it in `jax.jit` and runs tracing,
 compilation and every call with 64-bit types enabled (`jax.enable_x64(True)`, a context manager:
 the user's global `jax_enable_x64` setting is not changed) and with the highest matmul precision
 (on GPUs and TPUs XLA would otherwise use reduced-precision passes for float32 products).
@@ -14,9 +15,10 @@ import weakref
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from ...core.ir import Literal, Program
-from .registry import HOST_CALLBACKS, host_call, lowering_of, x64
+from .registry import HOST_CALLBACKS, TAKES_CONSTANTS, host_call, lowering_of, x64
 from .reversible import CHECKED, take_pending_error
 
 _lowered: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -39,17 +41,26 @@ def _lower(program: Program):
     def run(*args):
         env = {id(v): a for v, a in zip(program.inputs, args)}
 
+        def constant_or_traced(atom):  # a constant is a NumPy array here
+            return np.asarray(atom.value) if isinstance(atom, Literal) else env[id(atom)]
+
         def read(atom):
-            return jnp.asarray(atom.value) if isinstance(atom, Literal) else env[id(atom)]
+            value = constant_or_traced(atom)
+            return jnp.asarray(value) if isinstance(value, np.ndarray) else value
 
         for fn, eqn in steps:
-            ins = [read(a) for a in eqn.inputs]
             if fn is None:
-                result = host_call(eqn.prim, [v.aval for v in eqn.outputs], ins, eqn.params)
+                result = host_call(eqn.prim, [v.aval for v in eqn.outputs], [read(a) for a in eqn.inputs],
+                                   eqn.params)
+            elif eqn.prim in TAKES_CONSTANTS:
+                result = fn(*[constant_or_traced(a) for a in eqn.inputs], **eqn.params)
             else:
-                result = fn(*ins, **eqn.params)
+                result = fn(*[read(a) for a in eqn.inputs], **eqn.params)
             outs = result if eqn.prim.multiple_results else [result]
             for var, value in zip(eqn.outputs, outs):
+                if isinstance(value, np.ndarray):  # folded while lowering: stays a constant
+                    env[id(var)] = np.asarray(value, var.aval.dtype)
+                    continue
                 value = jnp.asarray(value)
                 if value.dtype != var.aval.dtype:
                     value = value.astype(var.aval.dtype)

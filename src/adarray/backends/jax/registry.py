@@ -12,6 +12,10 @@ A primitive that has no XLA formulation (yet) is registered with `host_callback(
 its NumPy implementation on the host through `jax.pure_callback` (correct values everywhere, but
 the data goes to the host and back, and XLA cannot fuse across it): `host_call`. `x64()` is the
 context every lowered program is traced, compiled and run in.
+
+A lowering registered with `lowering(prim, constants=True)` receives the inputs that are constants
+of the program (literals, and results folded from them) as NumPy arrays, so that it can specialise
+on their values (constant_indices.py), and may return a NumPy array: a constant folded at lowering.
 """
 from __future__ import annotations
 
@@ -25,10 +29,11 @@ from ...core.primitive import Primitive
 
 LOWERINGS: dict[Primitive, object] = {}
 HOST_CALLBACKS: set[Primitive] = set()
+TAKES_CONSTANTS: set[Primitive] = set()  # lowerings that see constant inputs as NumPy arrays (module doc)
 
 
-def lowering(*primitives: Primitive):
-    """Register the decorated function as the JAX lowering of `primitives`."""
+def lowering(*primitives: Primitive, constants: bool = False):
+    """Register the decorated function as the JAX lowering of `primitives` (`constants`: see the module doc)."""
     for primitive in primitives:
         if not isinstance(primitive, Primitive):
             raise TypeError(f"lowering takes Primitive objects, got {primitive!r}")
@@ -36,6 +41,10 @@ def lowering(*primitives: Primitive):
     def register(fn):
         for primitive in primitives:
             LOWERINGS[primitive] = fn
+            if constants:
+                TAKES_CONSTANTS.add(primitive)
+            else:
+                TAKES_CONSTANTS.discard(primitive)
         return fn
 
     return register
