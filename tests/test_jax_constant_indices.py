@@ -114,7 +114,7 @@ def test_random_constant_indices_agree_with_numpy(seed):
     np.testing.assert_array_equal(got[0], want[0])
     updates = rng.normal(size=want[0].shape)
     for op in ("add", "mul", "min", "max"):
-        got, want = _run_both(lambda x, u: indexing.scatter(x, spec, indices, u, op), x, updates)
+        got, want = _run_both(lambda x, u, op=op: indexing.scatter(x, spec, indices, u, op), x, updates)
         np.testing.assert_allclose(got[0], want[0], rtol=1e-14, atol=1e-14, err_msg=op)
 
 

@@ -1,6 +1,6 @@
 """JAX lowerings of the structural primitives: broadcasts, reshapes, slices, gathers, scatters
-(`.at[]` with our modes; with constant indices as rows of windows, constant_indices.py), the einsum contraction, and the per-slot work of scatter-mul and
-scatter-min/max."""
+(`.at[]` with our modes; with constant indices as rows of windows, constant_indices.py), the einsum
+contraction, and the per-slot work of scatter-mul and scatter-min/max."""
 from __future__ import annotations
 
 import jax

@@ -3,11 +3,12 @@
 `lower_program(program)` gives a Python function over JAX arrays that applies each equation's
 lowering (registry.py) in order; nested programs (loop bodies, branches, operators, kernels) are
 lowered by the same function. Constants of the program stay NumPy arrays until a lowering that
-is not registered with `constants=True` needs them (registry.py). `compile_program(program)` wraps it in `jax.jit` and runs tracing,
-compilation and every call with 64-bit types enabled (`jax.enable_x64(True)`, a context manager:
-the user's global `jax_enable_x64` setting is not changed) and with the highest matmul precision
-(on GPUs and TPUs XLA would otherwise use reduced-precision passes for float32 products).
-A program with reversible functions waits for its results (`_RaisingFailedChecks`).
+is not registered with `constants=True` needs them (registry.py). `compile_program(program)`
+wraps it in `jax.jit` and runs tracing, compilation and every call with 64-bit types enabled
+(`jax.enable_x64(True)`, a context manager: the user's global `jax_enable_x64` setting is not
+changed) and with the highest matmul precision (on GPUs and TPUs XLA would otherwise use
+reduced-precision passes for float32 products). A program with reversible functions waits for its
+results (`_RaisingFailedChecks`).
 """
 from __future__ import annotations
 
