@@ -159,3 +159,24 @@ def test_derivatives_through_constant_indices():
     np.testing.assert_allclose(np.asarray(on_jax(x)), ad.grad(loss)(x), rtol=1e-12, atol=1e-13)
     hessian = ad.jit(ad.jacrev(ad.grad(loss)), backend="jax")
     np.testing.assert_allclose(np.asarray(hessian(x)), ad.jacrev(ad.grad(loss))(x), rtol=1e-12, atol=1e-13)
+
+
+@pytest.mark.parametrize("shape, starts, stops, steps", [
+    ((7, 5), (1, 0), (6, 5), (2, 1)),         # strided: interior padding
+    ((7, 5), (6, 4), (None, 0), (-3, -1)),    # negative steps: the positions read upwards
+    ((4, 3), (2, 0), (2, 3), (1, 1)),         # empty along one axis: all zeros
+    ((6,), (-1,), (-7,), (-2,)),
+])
+def test_unslice_is_a_pad(shape, starts, stops, steps):
+    from adarray.primitives import structural
+
+    where = structural.slice_indices(starts, stops, steps)
+    x = np.random.default_rng(4).normal(size=np.zeros(shape)[where].shape)
+    program, _, _ = trace_program(
+        lambda v: structural.unslice_p.bind(v, shape=shape, starts=starts, stops=stops, steps=steps),
+        [Aval(x.shape, np.float64)], "unslice")
+    with jax_backend.x64():
+        got = np.asarray(jax.jit(jax_backend.lower_program(program))(x)[0])
+    want = np.zeros(shape)
+    want[where] = x
+    np.testing.assert_array_equal(got, want)
