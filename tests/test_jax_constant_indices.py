@@ -180,3 +180,18 @@ def test_unslice_is_a_pad(shape, starts, stops, steps):
     want = np.zeros(shape)
     want[where] = x
     np.testing.assert_array_equal(got, want)
+
+
+def test_analysis_is_bounded_by_the_result():
+    """A few elements of a large array: the positions cost memory of the result only (no arange of x); past
+    MAX_ANALYSED elements along an axis the generic lowering is used."""
+    import tracemalloc
+
+    from adarray.backends.jax.constant_indices import MAX_ANALYSED
+
+    tracemalloc.start()
+    form = window_form((2000, 3000), (A, A), [np.array([5, 1999]), np.array([0, 2999])])
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert list(form.rows) == [5 * 3000, 1999 * 3000 + 2999] and peak < 1_000_000
+    assert window_form((MAX_ANALYSED + 1,), (A,), [np.array([3])]) is None

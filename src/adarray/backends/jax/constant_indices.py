@@ -32,17 +32,28 @@ import numpy as np
 from ...primitives.indexing import numpy_index
 
 MAX_FOLDED = 1 << 22  # elements of a gather result computed while lowering (larger ones are left to XLA)
+MAX_ANALYSED = 1 << 22  # elements of an index result analysed while lowering (larger: XLA's generic gather)
 
 
 def _positions(shape, spec, indices):
-    """The flat positions in an array of `shape` that `spec` with `indices` selects, or None."""
-    if math.prod(shape) == 0:
+    """The flat positions in an array of `shape` that `spec` with `indices` selects, or None (empty,
+    out of bounds, or more than MAX_ANALYSED of them). Built axis by axis from broadcast views of
+    `arange`, so the memory is that of the result, not of the indexed array."""
+    if not shape or max(shape) > MAX_ANALYSED:
         return None
-    try:
-        positions = np.arange(math.prod(shape), dtype=np.int64).reshape(shape)[numpy_index(spec, indices)]
-    except (IndexError, ValueError):  # out of bounds: left to the generic lowering (XLA's clamping)
-        return None
-    return positions if positions.size else None
+    index = numpy_index(spec, indices)
+    positions = 0
+    for axis, size in enumerate(shape):
+        coordinate = np.broadcast_to(np.arange(size, dtype=np.int64).reshape(
+            [size if a == axis else 1 for a in range(len(shape))]), shape)
+        try:
+            selected = coordinate[index]
+        except (IndexError, ValueError):  # out of bounds: left to the generic lowering (XLA's clamping)
+            return None
+        if selected.size == 0 or selected.size > MAX_ANALYSED:
+            return None
+        positions = positions + selected * math.prod(shape[axis + 1:])
+    return positions
 
 
 class WindowForm:

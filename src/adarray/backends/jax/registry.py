@@ -19,8 +19,6 @@ on their values (constant_indices.py), and may return a NumPy array: a constant 
 """
 from __future__ import annotations
 
-import contextlib
-
 import jax
 import numpy as np
 
@@ -82,8 +80,22 @@ def host_call(primitive, out_avals, args, params):
     return list(results) if primitive.multiple_results else results[0]
 
 
-@contextlib.contextmanager
-def x64():
-    """64-bit types and exact matmuls for what runs inside; the global JAX settings are restored after."""
-    with jax.enable_x64(True), jax.default_matmul_precision("highest"):
-        yield
+class x64:
+    """64-bit types and exact matmuls for what runs inside; the global JAX settings are restored after.
+    (A class rather than a generator context manager: it is entered on every call of a compiled program.)
+
+    >>> with x64(): y = jitted(x)  # doctest: +SKIP
+    """
+
+    __slots__ = ("_entered",)
+
+    def __enter__(self):
+        self._entered = (jax.enable_x64(True), jax.default_matmul_precision("highest"))
+        for manager in self._entered:
+            manager.__enter__()
+        return self
+
+    def __exit__(self, *exc_info):
+        for manager in reversed(self._entered):
+            manager.__exit__(*exc_info)
+        return False
