@@ -42,6 +42,8 @@ GATHERS = [  # (shape, spec, indices)
     ((9, 4), (A,), [np.array([2, 5, 8, 8])]),                   # duplicates
     ((6, 3, 2), (A,), [np.array([4, 1, 5, 0])]),                # general rows
     ((4, 3), (A,), [np.array([1, 3, 0, 2])]),                   # a permutation: scatters gather the updates
+    ((4, 3), (A,), [np.array([3, 0, 2])]),                      # unique, one row left out: a masked gather
+    ((3, 2), (A,), [np.array([0, 2, 2, 1, 0, 2])]),             # dense repeats: scatters as layers of gathers
     ((6, 3), (A,), [np.array([-1, 0, -6])]),                    # negative indices wrap
     ((6, 5), (ALL, A), [np.array([[1, 4], [0, 0]])]),           # columns, 2-d index
     ((27, 8, 3), (A, A, ("slice", 0, 3, 1)), [np.arange(27)[:, None], np.array([3, 1, 7, 7, 0])]),
@@ -195,3 +197,9 @@ def test_analysis_is_bounded_by_the_result():
     tracemalloc.stop()
     assert list(form.rows) == [5 * 3000, 1999 * 3000 + 2999] and peak < 1_000_000
     assert window_form((MAX_ANALYSED + 1,), (A,), [np.array([3])]) is None
+
+
+def test_scatter_layers():
+    """Row r of x gets its j-th update in layer j; rows without one are -1 there."""
+    form = WindowForm((3, 2), _positions((3, 2), (A,), [np.array([0, 2, 2, 1, 0, 2])]))
+    assert [list(layer) for layer in form._layers()] == [[0, 3, 1], [4, -1, 2], [-1, -1, 5]]

@@ -32,6 +32,7 @@ import numpy as np
 from ...primitives.indexing import numpy_index
 
 MAX_FOLDED = 1 << 22  # elements of a gather result computed while lowering (larger ones are left to XLA)
+MAX_LAYERS = 8  # scatters with more updates on one row of x stay scatters
 MAX_ANALYSED = 1 << 22  # elements of an index result analysed while lowering (larger: XLA's generic gather)
 
 
@@ -117,16 +118,46 @@ class WindowForm:
         taken = jnp.reshape(taken, [self.result_shape[d] for d in order])
         return jnp.transpose(taken, np.argsort(order))
 
+    def _layers(self):
+        """The updates landing on each row of `x` as layers: in layer j, row r gets update `source[r]`, its
+        j-th one (-1: none). Sorted by row first, so that occurrences keep the updates' order."""
+        order = np.argsort(self.rows, kind="stable")
+        by_row = self.rows[order]
+        occurrence = np.arange(len(by_row)) - np.searchsorted(by_row, by_row, side="left")
+        layers = []
+        for j in range(int(occurrence.max()) + 1):
+            source = np.full(self.row_count, -1, np.int64)
+            source[by_row[occurrence == j]] = order[occurrence == j]
+            layers.append(source)
+        return layers
+
+    def _take(self, table, rows):
+        """table[rows] for constant rows: nothing for all of them in order, else a gather with XLA's hints."""
+        if len(rows) == table.shape[0] and np.array_equal(rows, np.arange(len(rows))):
+            return table
+        return table.at[rows].get(indices_are_sorted=bool(np.all(np.diff(rows) >= 0)),
+                                  unique_indices=len(np.unique(rows)) == len(rows), mode="promise_in_bounds",
+                                  wrap_negative_indices=False)
+
     def scatter(self, x, updates, op):
-        """`x` with `updates` combined by `op` (set, add, mul, min, max) at the constant index."""
+        """`x` with `updates` combined by `op` (set, add, mul, min, max) at the constant index.
+
+        When the updates are dense enough in `x` (each layer of `_layers` costs a pass over the rows of
+        `x`), every layer is a gather of the updates combined with `x` elementwise: XLA runs gathers in
+        parallel loops fused with their consumers, scatters one index after another."""
         table = self._as_rows(x)
         order = self.rest_d + self.window_d
         moved = jnp.reshape(jnp.transpose(updates, order), (len(self.rows), self.window))
-        if self.unique and len(self.rows) == self.row_count:  # every row once: no scatter at all
-            if not np.array_equal(self.rows, np.arange(self.row_count)):
-                moved = moved[np.argsort(self.rows)]
-            combined = {"set": lambda old, new: new, "add": jnp.add, "mul": jnp.multiply, "min": jax.lax.min,
-                        "max": jax.lax.max}[op](table, moved)
+        layers = self._layers() if self.unique or op != "set" else None
+        if layers is not None and len(layers) <= MAX_LAYERS and len(layers) * self.row_count <= 4 * len(self.rows):
+            combine = {"set": lambda old, new: new, "add": jnp.add, "mul": jnp.multiply, "min": jax.lax.min,
+                       "max": jax.lax.max}[op]
+            combined = table
+            for source in layers:
+                covered = source >= 0
+                gathered = self._take(moved, np.where(covered, source, 0))
+                combined = (combine(combined, gathered) if covered.all()
+                            else jnp.where(covered[:, None], combine(combined, gathered), combined))
         else:
             at = table.at[self.rows]
             method = {"set": at.set, "add": at.add, "mul": at.multiply, "min": at.min, "max": at.max}[op]
