@@ -16,16 +16,14 @@ import importlib
 import importlib.util
 import os
 import platform
-import subprocess
 import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+from ..timing import THREAD_VARIABLES, relaunch, threads_fixed
+
 TOOLS = ("adarray", "jax", "torch", "autograd")
-THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
-                    "NUMEXPR_NUM_THREADS", "NUMBA_NUM_THREADS")
-REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 class UsageError(Exception):
@@ -84,22 +82,6 @@ def chosen_backends(args) -> list[str]:
 def tool_label(backend: str) -> str:
     """adarray's row name for a backend: 'adarray' (numpy, the reference) or 'adarray-<backend>'."""
     return "adarray" if backend == "numpy" else f"adarray-{backend}"
-
-
-def _threads_ready(threads: int) -> bool:
-    return all(os.environ.get(name) == str(threads) for name in THREAD_VARIABLES)
-
-
-def _relaunch(argv, threads: int) -> int:
-    """Run this benchmark in a child process whose environment fixes the thread counts from the start."""
-    env = dict(os.environ)
-    env.update({name: str(threads) for name in THREAD_VARIABLES})
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep)
-                                                              if p])
-    command = [sys.executable, "-m", "benchmarks.adbench", *argv]
-    sys.stdout.flush()
-    sys.stderr.flush()
-    return subprocess.call(command, env=env)
 
 
 def available(tool: str) -> bool:
@@ -171,7 +153,7 @@ def _protocol(args):
 
 def run(args, problems, tools, size) -> int:
     from .data import catalogue, data_root
-    from .harness import Result, run_task
+    from .harness import Result, peak_memory_mb, return_freed_memory, run_task
     from .report import markdown, plot, write_csv
 
     protocol = _protocol(args)
@@ -200,6 +182,7 @@ def run(args, problems, tools, size) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     results: list[Result] = []
+    measured = []  # (result, derivative call) for the memory pass after all timing
     spent: dict = {}
     describe, step, close = _progress(len(instances) * len(modules))
     try:
@@ -218,8 +201,10 @@ def run(args, problems, tools, size) -> int:
                 try:
                     if tool in backends:
                         module.use_backend(backends[tool])
-                    result, derivative = run_task(tool, instance.problem, instance.name, data,
-                                                  module.prepare(instance.problem, data), protocol, expected)
+                    task = module.prepare(instance.problem, data)
+                    result, derivative = run_task(tool, instance.problem, instance.name, data, task, protocol,
+                                                  expected)
+                    measured.append((tool, result, task.derivative))
                     if tool in backends and result.status == "ok" and expected is None:
                         expected = derivative
                 except Exception as error:  # one tool failing on one instance must not stop the others
@@ -228,6 +213,12 @@ def run(args, problems, tools, size) -> int:
                 spent[key] = spent.get(key, 0.0) + time.perf_counter() - start
                 results.append(result)
                 step()
+        return_freed_memory()
+        for tool, result, derivative in measured:
+            describe(f"peak memory: {result.problem} {result.instance} {tool}")
+            if tool in backends:
+                modules[tool].use_backend(backends[tool])
+            result.peak_mb = peak_memory_mb(derivative)
     finally:
         close()
     text = markdown(results, list(modules), header(list(modules), modules, args, protocol, size))
@@ -348,8 +339,8 @@ def main(argv=None) -> int:
     except UsageError as error:
         print(f"adarray bench adbench: error: {error}", file=sys.stderr)
         return 2
-    if not _threads_ready(args.threads):
-        return _relaunch(argv, args.threads)
+    if not threads_fixed(args.threads):
+        return relaunch("benchmarks.adbench", argv, args.threads)
     size = args.sizes or ("tiny" if args.quick else "small")
     try:
         if args.profile:

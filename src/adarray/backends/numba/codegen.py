@@ -119,6 +119,7 @@ class Group:
     def __init__(self, kind: str, domain, position: int):
         self.kind, self.domain, self.position = kind, domain, position
         self.eqns: list = []
+        self.reads: list = []  # (root variable, index) read by a loop group's elements
 
 
 class ProgramEmitter:
@@ -310,9 +311,10 @@ class ProgramEmitter:
         self.views = self._view_outputs()
         for eqn in self.views:
             stored.add(id(eqn.inputs[0]))
+        self.input_views = self._input_views(stored)
         live = self._live_equations()
         for eqn in program.eqns:
-            if id(eqn) not in live:
+            if id(eqn) not in live or any(e is eqn for e in self.input_views):
                 continue
             lowering = lowering_of(eqn)
             if lowering.opaque:
@@ -346,16 +348,34 @@ class ProgramEmitter:
                 if eqn.prim is slice_p and id(eqn.outputs[0]) in outputs and isinstance(eqn.inputs[0], Var)
                 and id(eqn.inputs[0]) in self.defining and all(step > 0 for step in eqn.params["steps"])]
 
+    def _input_views(self, stored) -> list:
+        """Slices of the arguments (any steps: a reversed input) that an opaque lowering needs whole, e.g. the
+        right-to-left scan of a general reduce's gradient: views of the argument, not copies. Arguments are
+        never written, so a view of one stays valid."""
+        from ...primitives.structural import slice_p
+
+        if self.depth > 0 or self.targets is not None:
+            return []
+        outputs = {id(atom) for atom in self.program.outputs if isinstance(atom, Var)}
+        return [eqn for eqn in self.program.eqns
+                if eqn.prim is slice_p and id(eqn.outputs[0]) in stored and id(eqn.outputs[0]) not in outputs
+                and isinstance(eqn.inputs[0], Var) and isinstance(self.sources.get(id(eqn.inputs[0])), Buffer)
+                and self.sources[id(eqn.inputs[0])].whole and all(step != 0 for step in eqn.params["steps"])]
+
+    def _emit_input_views(self) -> None:
+        for eqn in self.input_views:
+            (x,), (out,) = eqn.inputs, eqn.outputs
+            name = self.fresh("v")
+            self.emit(f"{name} = {self.sources[id(x)].name}[{_slice_text(eqn, x.aval.shape)}]")
+            self.sources[id(out)] = Buffer(name)
+
     def _emit_views(self) -> None:
         for eqn in self.views:
             (x,), (out,) = eqn.inputs, eqn.outputs
             source = self.sources.get(id(x))
             if isinstance(source, Buffer) and source.whole:
-                bounds = [slice(*s).indices(n) for s, n in zip(zip(eqn.params["starts"], eqn.params["stops"],
-                                                                   eqn.params["steps"]), x.aval.shape)]
-                text = ", ".join(f"{start}:{stop}" + (f":{step}" if step != 1 else "") for start, stop, step in bounds)
                 name = self.fresh("v")
-                self.emit(f"{name} = {source.name}[{text}]")
+                self.emit(f"{name} = {source.name}[{_slice_text(eqn, x.aval.shape)}]")
                 self.sources[id(out)] = Buffer(name)
             else:
                 name = self.allocate(out.aval)
@@ -376,6 +396,7 @@ class ProgramEmitter:
         groups: list[Group] = []
         self.group_of: dict[int, Group] = {}
         self.needs_array: set[int] = set()
+        self.last_read: dict[int, float] = {}  # root variable -> position of the last group reading it
         for atom in self.program.outputs:
             if isinstance(atom, Var):
                 self.needs_array.add(id(atom))
@@ -389,6 +410,7 @@ class ProgramEmitter:
                 for atom in eqn.inputs:
                     for var in self._roots_reached(atom):
                         self.needs_array.add(id(var))
+                        self.last_read[id(var)] = group.position
             else:
                 domain = tuple(eqn.outputs[0].aval.shape)
                 reads = self._dry_reads(eqn, domain)
@@ -405,6 +427,8 @@ class ProgramEmitter:
                 for var, index in reads:  # read outside its own group's iteration: it must be stored
                     if self.group_of[id(self.defining[id(var)][0])] is not group or index != own:
                         self.needs_array.add(id(var))
+                    self.last_read[id(var)] = max(self.last_read.get(id(var), 0), group.position)
+                group.reads.extend(reads)
             group.eqns.append(eqn)
             self.group_of[id(eqn)] = group
         for eqn in self.program.eqns:  # nested programs and opaque lowerings read whole arrays
@@ -413,6 +437,10 @@ class ProgramEmitter:
                     atom = eqn.inputs[position]
                     if isinstance(atom, Var):
                         self.needs_array.add(id(atom))
+                        self.last_read[id(atom)] = self.group_of[id(eqn)].position
+        for atom in [*self.program.outputs, *(eqn.inputs[0] for eqn in self.views)]:
+            if isinstance(atom, Var):
+                self.last_read[id(atom)] = float("inf")
         return groups
 
     def _roots_reached(self, atom):
@@ -448,6 +476,7 @@ class ProgramEmitter:
     def run(self) -> list:
         """Emit the program; returns one Source per output."""
         groups = self.plan()
+        self._emit_input_views()
         output_targets = {}
         if self.targets is not None:
             for atom, target in zip(self.program.outputs, self.targets):
@@ -515,6 +544,8 @@ class ProgramEmitter:
         domain = group.domain
         names = index_names(self.depth, len(domain))
         stored = {}
+        reusable = self._dead_after(group)
+        reused = set()
         for eqn in group.eqns:
             for var in eqn.outputs:
                 if id(var) in output_targets:
@@ -522,25 +553,58 @@ class ProgramEmitter:
                 elif var.aval.ndim == 0:
                     stored[id(var)] = Local(self.fresh("s"))
                 elif id(var) in self.needs_array:
-                    stored[id(var)] = Buffer(self.allocate(var.aval))
+                    same = next((name for name, aval in reusable.items() if aval == var.aval), None)
+                    if same is not None:
+                        del reusable[same]
+                        reused.add(id(var))
+                    stored[id(var)] = Buffer(same or self.allocate(var.aval))
         header = len(self.writer.lines)
         self.raises = False
         with contextlib.ExitStack() as stack:
             for d, n in enumerate(domain):
                 stack.enter_context(self.block(f"for {names[d]} in range({n}):"))
+            deferred = []  # writes into an input's array: after every read of this element
             for eqn in group.eqns:
                 exprs = self._expand(eqn, names)
                 for var, expr in zip(eqn.outputs, exprs):
                     self.scopes[-1][(id(var), names)] = expr
                     target = stored.get(id(var))
-                    if target is not None:
+                    if id(var) in reused:
+                        value = self.fresh("t")
+                        self.emit(f"{value} = {expr}")
+                        deferred.append(target.write(names, value))
+                    elif target is not None:
                         self.emit(target.write(names, expr))
+            for line in deferred:
+                self.emit(line)
         for var_id, source in stored.items():
             self.sources[var_id] = source
         if domain and self._parallel(group):
             line = self.writer.lines[header]
             self.writer.lines[header] = line.replace(" in range(", " in numba.prange(", 1)
             self.writer.parallel = True
+
+    def _dead_after(self, group) -> dict:
+        """{array name: aval} of the arrays computed here that this loop group reads last, each only at
+        its own element: the group may write its outputs into them instead of into fresh arrays (no
+        page faults for a new array, a lower peak). Not inside a loop body, and never a program input,
+        a constant or an array that another value also lives in."""
+        if self.depth > 0 or self.targets is not None or self.dry is not None:
+            return {}
+        own = index_names(self.depth, len(group.domain))
+        holders: dict[str, int] = {}
+        for source in self.sources.values():
+            if isinstance(source, Buffer):
+                holders[source.name] = holders.get(source.name, 0) + 1
+        found, refused = {}, set()
+        for var, index in group.reads:
+            source = self.sources.get(id(var))
+            if (isinstance(source, Buffer) and source.whole and source.name in self.writer.contiguous
+                    and holders[source.name] == 1 and index == own and self.last_read.get(id(var)) == group.position):
+                found[source.name] = var.aval
+            else:
+                refused.add(getattr(source, "name", None))
+        return {name: aval for name, aval in found.items() if name not in refused}
 
     def _parallel(self, group) -> bool:
         """Run the outer loop on several threads? Only at the top level (not inside a loop body),
@@ -554,6 +618,16 @@ class ProgramEmitter:
         lowering = lowering_of(eqn)
         return 0.0 if lowering.opaque else lowering.cost(
             eqn, [self.cost.get(id(a), 0.0) for a in eqn.inputs if isinstance(a, Var)])
+
+
+def _slice_text(eqn, shape) -> str:
+    """`a:b:c, ...` of a slice equation, for a NumPy view (a negative step's stop may be before the start: None)."""
+    parts = []
+    for start, stop, step, n in zip(eqn.params["starts"], eqn.params["stops"], eqn.params["steps"], shape):
+        first, last, step = slice(start, stop, step).indices(n)
+        end = "" if last < 0 else str(last)
+        parts.append(f"{first}:{end}" + (f":{step}" if step != 1 else ""))
+    return ", ".join(parts)
 
 
 def _is_number(text: str) -> bool:
