@@ -104,16 +104,32 @@ class WindowForm:
         return None
 
     def gather(self, x):
-        """`x[index]` for the constant index this form was made of."""
-        table = self._as_rows(x)
+        """`x[index]` for the constant index this form was made of. The windows stay where they are in `x`
+        (XLA's offset dimensions; no transpose of `x`): a strided slice when one axis is indexed by an increasing
+        progression, else one gather of whole windows; then only the (smaller) result is rearranged."""
+        windows = sorted(self.window_e)
         progression = self._progression()
-        if progression is not None:
-            start, step = progression
-            taken = jax.lax.slice(table, (start, 0), (start + step * (len(self.rows) - 1) + 1, self.window),
-                                  (step, 1))
+        if not self.rest_e:  # every axis a whole window: x itself (one row)
+            taken = jnp.expand_dims(x, 0)
+        elif progression is not None and len(self.rest_e) == 1:
+            (axis,), (start, step) = self.rest_e, progression
+            limits = list(self.shape)
+            limits[axis] = start + step * (len(self.rows) - 1) + 1
+            starts, strides = [0] * len(self.shape), [1] * len(self.shape)
+            starts[axis], strides[axis] = start, step
+            taken = jnp.transpose(jax.lax.slice(x, starts, limits, strides), [axis] + windows)
         else:
-            taken = table.at[self.rows].get(indices_are_sorted=self.sorted, unique_indices=self.unique,
-                                            mode="promise_in_bounds", wrap_negative_indices=False)
+            coordinates = np.unravel_index(self.rows, [self.shape[e] for e in self.rest_e])
+            dtype = np.int32 if max(self.shape) < 2 ** 31 else np.int64
+            numbers = jax.lax.GatherDimensionNumbers(offset_dims=tuple(range(1, len(windows) + 1)),
+                                                     collapsed_slice_dims=tuple(self.rest_e),
+                                                     start_index_map=tuple(self.rest_e))
+            taken = jax.lax.gather(x, np.stack(coordinates, axis=-1).astype(dtype), numbers,
+                                   [1 if e in self.rest_e else size for e, size in enumerate(self.shape)],
+                                   indices_are_sorted=self.sorted, unique_indices=self.unique,
+                                   mode=jax.lax.GatherScatterMode.PROMISE_IN_BOUNDS)
+        # taken: (rows, windows in x's order) -> (result's rest axes, windows in window_d order) -> result
+        taken = jnp.transpose(taken, [0] + [1 + windows.index(e) for e in self.window_e])
         order = self.rest_d + self.window_d
         taken = jnp.reshape(taken, [self.result_shape[d] for d in order])
         return jnp.transpose(taken, np.argsort(order))
