@@ -203,3 +203,21 @@ def test_scatter_layers():
     """Row r of x gets its j-th update in layer j; rows without one are -1 there."""
     form = WindowForm((3, 2), _positions((3, 2), (A,), [np.array([0, 2, 2, 1, 0, 2])]))
     assert [list(layer) for layer in form._layers()] == [[0, 3, 1], [4, -1, 2], [-1, -1, 5]]
+
+
+def test_constant_operands_with_run_time_or_constant_indices():
+    """A constant table that varies along the run-time-indexed axis is gathered at run time; with constant
+    indices too (negative ones included) it is folded by NumPy; both equal NumPy's indexing."""
+    table = np.arange(12.0).reshape(3, 4)
+
+    def f(where):
+        varying = indexing.gather(table, (A,), [where])                      # rows differ: not folded
+        folded = indexing.gather(table, (ALL, A), [np.array([-1, 0, 2])])    # all constant: folded
+        return varying * 2.0, folded
+
+    where = np.array([2, 0, 2, 1])
+    program, _, _ = trace_program(f, [Aval((4,), np.int64)], "tables")
+    with jax_backend.x64():
+        got = [np.asarray(g) for g in jax.jit(jax_backend.lower_program(program))(where)]
+    np.testing.assert_array_equal(got[0], table[where] * 2.0)
+    np.testing.assert_array_equal(got[1], table[:, [-1, 0, 2]])
