@@ -64,10 +64,11 @@ def _wrapped(targets, m):
 
 
 @lowering(indexing.scatter_mul_partials_p)
-def _scatter_mul_partials(x, updates, targets, weights):
+def _scatter_mul_partials(x, updates, targets, weights, output=None):
     """Zero counting per slot: the product of the non-zero updates and how many are zero, then one
     gather and one division per update. (The NumPy backend switches to segmented prefix products
-    when a product over- or underflows; here that case loses accuracy as the division does.)"""
+    when a product over- or underflows; here that case loses accuracy as the division does.) The output
+    hint is not used here (the products per slot are computed again)."""
     targets = _wrapped(targets, x.shape[0])
     is_zero = updates == 0
     zeros = jnp.zeros(x.shape, jnp.int64).at[targets].add(is_zero.astype(jnp.int64))

@@ -11,6 +11,10 @@ then raises an IndexError naming the equation. They follow the NumPy backend's i
   product is not a normal finite number (or a scaled one overflows), the exact route instead:
   a stable counting sort by slot and exclusive prefix and suffix products per slot (restarted
   per slot, so an overflowed slot does not turn later slots into NaN);
+* scatter_mul_partials_from_output: the same partials given the scatter's result `output`; where every
+  slot of it is a nonzero normal number whose quotient by x is one too (so no factor is zero and
+  nothing overflows) the partials are w * output / x and w * output / updates, one pass over the
+  updates; otherwise scatter_mul_partials, as if there were no hint;
 * argsort: stable (NumPy's kind="stable"; NaN last); integer keys spanning a short range are
   counting-sorted in O(n + range), the others merge-sorted;
 * searchsorted: a binary search per value with NumPy's order (NaN after everything).
@@ -91,6 +95,28 @@ def scatter_mul_partials(x, updates, targets, weights, px, pu, tiny):
             pu[j] = scaled[t]
         else:
             pu[j] = zero
+    return True
+
+
+@numba.njit(cache=True)
+def scatter_mul_partials_from_output(x, updates, targets, weights, output, px, pu, tiny):
+    m, n = x.shape[0], updates.shape[0]
+    scaled = np.empty(m, x.dtype)
+    usable = True
+    for i in range(m):
+        scaled[i] = weights[i] * output[i]
+        product = output[i] / x[i]  # the product of the slot's updates
+        px[i] = weights[i] * product
+        # Not a branch per slot but one flag: the fast route is all or nothing.
+        usable &= (abs(output[i]) >= tiny) & np.isfinite(output[i]) & (abs(product) >= tiny) & np.isfinite(product)
+        usable &= np.isfinite(scaled[i]) | (not np.isfinite(weights[i]))
+    if not usable:
+        return scatter_mul_partials(x, updates, targets, weights, px, pu, tiny)
+    for j in range(n):
+        t = _wrapped(targets[j], m)
+        if t < 0 or t >= m:
+            return False
+        pu[j] = scaled[t] / updates[j]
     return True
 
 

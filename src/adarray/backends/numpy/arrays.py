@@ -83,10 +83,11 @@ def _wrapped(targets, m):
 
 
 @impl(indexing.scatter_mul_partials_p)
-def _scatter_mul_partials(x, updates, targets, weights):
+def _scatter_mul_partials(x, updates, targets, weights, output=None):
     """Zero counting per slot (the product of the non-zero updates and how many are zero), then one
     gather and one division over the updates; if a divided product is not a normal finite number (an
-    overflow or underflow would make the quotient inexact) everything takes the exact route instead."""
+    overflow or underflow would make the quotient inexact) everything takes the exact route instead.
+    The output hint is not used here (np.multiply.at is not the cost of NumPy's vjp)."""
     x, updates, weights, targets = np.asarray(x), np.asarray(updates), np.asarray(weights), np.asarray(targets)
     m = x.shape[0]  # NumPy's fancy indexing and ufunc.at wrap negative targets; bincount needs them wrapped
     is_zero_update = updates == 0
