@@ -63,8 +63,12 @@ def test_scatter_winner_ties_duplicates_and_nan_slots(dtype):
     assert {-1, -2} <= set(want[0].tolist()) and want[0].max() >= 0
 
 
-@pytest.mark.parametrize("case", ["zeros", "overflow", "underflow", "non-finite", "empty", "no-updates-in-a-slot"])
-def test_scatter_mul_partials_division_and_exact_routes(case):
+@pytest.mark.parametrize("hint", [False, True], ids=["no-hint", "output-hint"])
+@pytest.mark.parametrize("case", ["plain", "zeros", "overflow", "underflow", "non-finite", "empty",
+                                  "no-updates-in-a-slot", "negative-targets", "infinite-weight"])
+def test_scatter_mul_partials_division_and_exact_routes(case, hint):
+    """With the scatter's output as a hint: the division route where every slot is a nonzero normal number
+    (plain, negative targets, no updates in a slot), the routes without a hint elsewhere; same values."""
     rng = np.random.default_rng(2)
     m, n = 6, 60
     x, weights = rng.normal(size=m), rng.normal(size=m)
@@ -81,10 +85,20 @@ def test_scatter_mul_partials_division_and_exact_routes(case):
         updates[5], updates[7] = np.inf, np.nan
     elif case == "empty":
         updates, targets = updates[:0], targets[:0]
-    else:
+    elif case == "no-updates-in-a-slot":
         targets[targets == 3] = 4
-    got, want = _both(indexing.scatter_mul_partials_p, [x, updates, targets, weights])
-    reference = _products_of_the_others(x, updates, targets, weights)
+    elif case == "negative-targets":
+        targets = targets - m * rng.integers(0, 2, n)
+    elif case == "infinite-weight":
+        weights[1] = np.inf
+    args = [x, updates, targets, weights]
+    if hint:
+        output = x.copy()
+        with np.errstate(over="ignore", invalid="ignore"):
+            np.multiply.at(output, targets, updates)
+        args.append(output)
+    got, want = _both(indexing.scatter_mul_partials_p, args)
+    reference = _products_of_the_others(x, updates, np.where(targets < 0, targets + m, targets), weights)
     _agree(got, reference, rtol=1e-10)
     _agree(want, reference, rtol=1e-10)
 
@@ -108,6 +122,9 @@ def test_an_out_of_range_target_is_an_execution_error_naming_the_equation():
     program = _single(indexing.scatter_mul_partials_p, [x, updates, np.array([0, -4]), x])
     with pytest.raises(ExecutionError, match="scatter_mul_partials"):
         numba_backend.compile_program(program, "bad target")(x, updates, np.array([0, -4]), x)
+    program = _single(indexing.scatter_mul_partials_p, [x, updates, np.array([0, 3]), x, x])  # the hint's route
+    with pytest.raises(ExecutionError, match="scatter_mul_partials"):
+        numba_backend.compile_program(program, "bad target")(x, updates, np.array([0, 3]), x, x)
 
 
 @pytest.mark.parametrize("keys", ["short-range ints", "wide ints", "uint64", "bools", "floats with nan", "empty"])
