@@ -48,19 +48,25 @@ def _agree(got, want, rtol=1e-12):
         np.testing.assert_allclose(g, w, rtol=rtol, atol=0, equal_nan=True)
 
 
+@pytest.mark.parametrize("m", [40, 4], ids=["many-winners", "few-winners"])  # the kernel's two loops
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_scatter_winner_ties_duplicates_and_nan_slots(dtype):
+def test_scatter_winner_ties_duplicates_and_nan_slots(dtype, m):
     rng = np.random.default_rng(1)
-    m, n = 40, 400
+    n = 400
     x = rng.integers(0, 4, m).astype(dtype)           # small integers: many ties with the updates
     updates = rng.integers(0, 4, n).astype(dtype)
     targets = rng.integers(-m, m, n).astype(np.int32)  # negative targets wrap
+    x[0] = -1                                           # below every update: x keeps slot 0 (-1)
     output = x.copy()
     np.minimum.at(output, targets, updates)
     output[3] = np.nan                                  # a NaN slot: nobody wins (-2)
+    x[2] = output[2] = np.nan                           # NaN kept from x: nobody wins either
     got, want = _both(indexing.scatter_winner_p, [x, updates, output, targets])
     np.testing.assert_array_equal(got[0], want[0])
     assert {-1, -2} <= set(want[0].tolist()) and want[0].max() >= 0
+    first_equal = [next((j for j in range(n) if targets[j] % m == i and updates[j] == output[i]), -2)
+                   for i in range(m)]                   # written out: x wins ties, else the first equal update
+    np.testing.assert_array_equal(got[0], np.where(x == output, -1, first_equal))
 
 
 @pytest.mark.parametrize("hint", [False, True], ids=["no-hint", "output-hint"])
@@ -119,6 +125,10 @@ def test_an_out_of_range_target_is_an_execution_error_naming_the_equation():
     program = _single(indexing.scatter_winner_p, [x, updates, x, np.array([0, 3])])
     with pytest.raises(ExecutionError, match="scatter_winner"):
         numba_backend.compile_program(program, "bad target")(x, updates, x, np.array([0, 3]))
+    few_slots, many_updates, bad = np.ones(1), np.ones(70), np.r_[np.zeros(69, np.int64), 1]  # the other loop
+    program = _single(indexing.scatter_winner_p, [few_slots, many_updates, few_slots, bad])
+    with pytest.raises(ExecutionError, match="scatter_winner"):
+        numba_backend.compile_program(program, "bad target")(few_slots, many_updates, few_slots, bad)
     program = _single(indexing.scatter_mul_partials_p, [x, updates, np.array([0, -4]), x])
     with pytest.raises(ExecutionError, match="scatter_mul_partials"):
         numba_backend.compile_program(program, "bad target")(x, updates, np.array([0, -4]), x)
