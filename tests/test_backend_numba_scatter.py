@@ -48,7 +48,7 @@ def _agree(got, want, rtol=1e-12):
         np.testing.assert_allclose(g, w, rtol=rtol, atol=0, equal_nan=True)
 
 
-@pytest.mark.parametrize("m", [40, 4], ids=["many-winners", "few-winners"])  # the kernel's two loops
+@pytest.mark.parametrize("m", [40, 4], ids=["many-slots", "few-slots"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_scatter_winner_ties_duplicates_and_nan_slots(dtype, m):
     rng = np.random.default_rng(1)
@@ -125,7 +125,7 @@ def test_an_out_of_range_target_is_an_execution_error_naming_the_equation():
     program = _single(indexing.scatter_winner_p, [x, updates, x, np.array([0, 3])])
     with pytest.raises(ExecutionError, match="scatter_winner"):
         numba_backend.compile_program(program, "bad target")(x, updates, x, np.array([0, 3]))
-    few_slots, many_updates, bad = np.ones(1), np.ones(70), np.r_[np.zeros(69, np.int64), 1]  # the other loop
+    few_slots, many_updates, bad = np.ones(1), np.ones(70), np.r_[np.zeros(69, np.int64), 1]  # the last one
     program = _single(indexing.scatter_winner_p, [few_slots, many_updates, few_slots, bad])
     with pytest.raises(ExecutionError, match="scatter_winner"):
         numba_backend.compile_program(program, "bad target")(few_slots, many_updates, few_slots, bad)
