@@ -214,3 +214,44 @@ def test_freed_memory_is_kept_unless_turned_off(monkeypatch):
     expected = platform.system() == "Linux" and platform.libc_ver()[0] == "glibc"
     assert runtime.keep_freed_memory() is expected
     assert runtime.keep_freed_memory() is expected  # once per process
+
+
+def _mul_histogram_gradient(v, dest, indices, weights):
+    """d/dv of sum(weights * reduce_by_index(dest, "mul", indices, v) ** 2), written out with products
+    of the others per bin (indices outside the bins drop their value)."""
+    bins = len(dest)
+    grad = np.zeros(len(v))
+    for j, b in enumerate(indices):
+        if 0 <= b < bins:
+            same = indices == b
+            out = dest[b] * np.prod(v[same])
+            others = dest[b] * np.prod(v[same & (np.arange(len(v)) != j)])
+            grad[j] = 2 * weights[b] * out * others
+    return grad
+
+
+@pytest.mark.parametrize("backend", ["numba", "numpy", "jax"])
+def test_reduce_by_index_mul_to_second_order_with_zeros(backend):
+    """The gradient (through scatter_mul_partials with the output hint) and its jvp and vjp (Hessian-vector
+    products), against the gradient written out and central differences of it: bins without zeros (the
+    hint's division route), with one and with two zeros, an empty bin, a dropped index."""
+    if backend == "jax":
+        pytest.importorskip("jax")
+    indices = np.array([0, 0, 1, 1, 1, 2, 2, 3, 0, 7, 1])  # bin 4 is empty, 7 is dropped
+    dest, weights = np.array([1.5, -0.5, 2.0, 0.7, 1.2]), np.array([1.0, 2.0, -1.0, 0.5, 3.0])
+    rng = np.random.default_rng(7)
+    direction = rng.normal(size=len(indices))
+    loss = lambda v: anp.sum(weights * ad.reduce_by_index(dest, "mul", indices, v) ** 2)
+    gradient = ad.jit(ad.grad(loss), backend=backend)
+    forward = ad.jit(lambda v: ad.jvp(ad.grad(loss), (v,), (direction,))[1], backend=backend)
+    reverse = ad.jit(lambda v: ad.vjp(ad.grad(loss), v)[1](direction)[0], backend=backend)
+    for zeros in ([], [2], [5, 6], [2, 5, 6]):   # none; one in bin 1; two in bin 2; both
+        v = rng.uniform(0.5, 1.5, len(indices))
+        v[zeros] = 0.0
+        h = 1e-5
+        want = _mul_histogram_gradient(v, dest, indices, weights)
+        hessian_v = (_mul_histogram_gradient(v + h * direction, dest, indices, weights)
+                     - _mul_histogram_gradient(v - h * direction, dest, indices, weights)) / (2 * h)
+        np.testing.assert_allclose(np.asarray(gradient(v)), want, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(np.asarray(forward(v)), hessian_v, rtol=1e-7, atol=1e-8)
+        np.testing.assert_allclose(np.asarray(reverse(v)), hessian_v, rtol=1e-7, atol=1e-8)
