@@ -16,8 +16,9 @@ scatter ops: set, add, mul, min, max; duplicates are allowed. Reverse-mode rules
   * min/max: scatter_winner picks one winner per slot: the destination's own value at a tie, else
     the lowest-index update equal to the result; the cotangent goes to it (a scatter into the
     updates' shape), the tangent comes from it (a gather).
-Both helper primitives work on flat operands (x (m,), updates (n,), the slot of each update) and
-carry their NumPy implementations beside them (the fast paths these rules were written for).
+Both helper primitives work on flat operands (x (m,), updates (n,), the slot of each update); each
+backend implements them natively (backends/numpy/arrays.py, backends/numba/indexlib.py, the JAX
+lowerings), and both take the scatter's result, so that the vjp does not compute it again.
 """
 from __future__ import annotations
 
@@ -228,8 +229,8 @@ scatter_p.jvp, scatter_p.vjp = _scatter_jvp, _scatter_vjp
 
 # --- scatter_mul_partials and scatter_winner: the per-slot work of scatter-mul and scatter-min/max --
 # Both take flat operands: x (m,), updates (n,) and targets (n,), the slot of x each update lands on
-# (a negative target t means m + t, as in NumPy). Their NumPy implementations are registered at the
-# end of this section, beside the primitives (like general_scan's), rather than in the NumPy backend.
+# (a negative target t means m + t, as in NumPy). scatter_winner needs the scatter's result (the value
+# each slot's winner equals); scatter_mul_partials may take it as a hint (see its docstring).
 
 def _flat_abstract_eval(name, floats_only):
     def check(x, updates, targets):
