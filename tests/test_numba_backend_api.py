@@ -242,6 +242,33 @@ def test_a_literal_index_is_checked_when_the_code_is_generated():
     np.testing.assert_allclose(ad.jit(pick, backend="numba")(np.arange(4.0)), [0.0, 0.0, 6.0])
 
 
+def test_an_array_read_for_the_last_time_at_its_own_element_is_written_over():
+    """The gradient of a product: the product of the others is scaled in place, not into a fresh array."""
+    x = np.exp(np.random.default_rng(3).normal(0.0, 0.1, 64))
+    program = ad.make_ir(ad.grad(lambda v: ad.reduce("mul", v) ** 2))(x)
+    text = runtime.generate(program, "grad", False)[0]
+    assert text.count("np.empty") == 1, text
+    np.testing.assert_allclose(ad.jit(ad.grad(lambda v: ad.reduce("mul", v) ** 2), backend="numba")(x),
+                               2 * np.prod(x) ** 2 / x, rtol=1e-12)
+
+
+@pytest.mark.parametrize("later", ["another element", "a later group", "an output"])
+def test_an_array_still_needed_is_not_written_over(later):
+    def f(x):
+        others = ad.numpy.cumsum(anp.sin(x))  # an opaque group's array
+        scaled = anp.exp(others) * 2.0
+        if later == "another element":
+            return scaled + others[::-1]
+        if later == "a later group":
+            return anp.sort(scaled) + anp.sort(others)
+        return scaled, others
+
+    x = np.linspace(-1.0, 1.0, 50)
+    expected = ad.jit(f)(x)
+    for got, want in zip(np.atleast_1d(ad.jit(f, backend="numba")(x)), np.atleast_1d(expected)):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
 def test_inputs_are_never_written():
     x = np.arange(6.0)
     x.flags.writeable = False

@@ -171,7 +171,7 @@ def _protocol(args):
 
 def run(args, problems, tools, size) -> int:
     from .data import catalogue, data_root
-    from .harness import Result, run_task
+    from .harness import Result, peak_memory_mb, return_freed_memory, run_task
     from .report import markdown, plot, write_csv
 
     protocol = _protocol(args)
@@ -200,6 +200,7 @@ def run(args, problems, tools, size) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     results: list[Result] = []
+    measured = []  # (result, derivative call) for the memory pass after all timing
     spent: dict = {}
     describe, step, close = _progress(len(instances) * len(modules))
     try:
@@ -218,8 +219,10 @@ def run(args, problems, tools, size) -> int:
                 try:
                     if tool in backends:
                         module.use_backend(backends[tool])
-                    result, derivative = run_task(tool, instance.problem, instance.name, data,
-                                                  module.prepare(instance.problem, data), protocol, expected)
+                    task = module.prepare(instance.problem, data)
+                    result, derivative = run_task(tool, instance.problem, instance.name, data, task, protocol,
+                                                  expected)
+                    measured.append((tool, result, task.derivative))
                     if tool in backends and result.status == "ok" and expected is None:
                         expected = derivative
                 except Exception as error:  # one tool failing on one instance must not stop the others
@@ -228,6 +231,12 @@ def run(args, problems, tools, size) -> int:
                 spent[key] = spent.get(key, 0.0) + time.perf_counter() - start
                 results.append(result)
                 step()
+        return_freed_memory()
+        for tool, result, derivative in measured:
+            describe(f"peak memory: {result.problem} {result.instance} {tool}")
+            if tool in backends:
+                modules[tool].use_backend(backends[tool])
+            result.peak_mb = peak_memory_mb(derivative)
     finally:
         close()
     text = markdown(results, list(modules), header(list(modules), modules, args, protocol, size))

@@ -387,11 +387,10 @@ def _reduce(context, eqn, infos):
 
 
 def _product_others(context, eqn, infos):
-    (x,) = infos
+    x, scale = infos
     groups, count = reduced_groups(x.aval.shape, eqn.params["axes"])
-    if x.deps is None:
-        return [None]
-    return [(group_matrix(groups, count) @ x.deps)[groups]]
+    others = None if x.deps is None else (group_matrix(groups, count) @ x.deps)[groups]
+    return [union([others, scale.deps])]
 
 
 def prefix_union(deps, lines: int, length: int, inner: int, out_inner: int, reverse: bool, skip_edge=False):

@@ -17,13 +17,13 @@ def _reduce(x, *, op, axes):
 
 
 @lowering(reduce.product_others_p)
-def _product_others(x, *, axes):
+def _product_others(x, scale, *, axes):
     """Zero counting: no zero -> prod / x; one zero -> the product of the others at the zero; more -> 0."""
     is_zero = x == 0
     zeros = jnp.sum(is_zero, axis=axes, keepdims=True)
     safe = jnp.where(is_zero, jnp.ones((), x.dtype), x)
     product = jnp.prod(safe, axis=axes, keepdims=True)
-    return jnp.where(zeros == 0, product / safe, jnp.where((zeros == 1) & is_zero, product, 0))
+    return scale * jnp.where(zeros == 0, product / safe, jnp.where((zeros == 1) & is_zero, product, 0))
 
 
 @lowering(reduce.argmax_p)

@@ -119,6 +119,7 @@ class Group:
     def __init__(self, kind: str, domain, position: int):
         self.kind, self.domain, self.position = kind, domain, position
         self.eqns: list = []
+        self.reads: list = []  # (root variable, index) read by a loop group's elements
 
 
 class ProgramEmitter:
@@ -376,6 +377,7 @@ class ProgramEmitter:
         groups: list[Group] = []
         self.group_of: dict[int, Group] = {}
         self.needs_array: set[int] = set()
+        self.last_read: dict[int, float] = {}  # root variable -> position of the last group reading it
         for atom in self.program.outputs:
             if isinstance(atom, Var):
                 self.needs_array.add(id(atom))
@@ -389,6 +391,7 @@ class ProgramEmitter:
                 for atom in eqn.inputs:
                     for var in self._roots_reached(atom):
                         self.needs_array.add(id(var))
+                        self.last_read[id(var)] = group.position
             else:
                 domain = tuple(eqn.outputs[0].aval.shape)
                 reads = self._dry_reads(eqn, domain)
@@ -405,6 +408,8 @@ class ProgramEmitter:
                 for var, index in reads:  # read outside its own group's iteration: it must be stored
                     if self.group_of[id(self.defining[id(var)][0])] is not group or index != own:
                         self.needs_array.add(id(var))
+                    self.last_read[id(var)] = max(self.last_read.get(id(var), 0), group.position)
+                group.reads.extend(reads)
             group.eqns.append(eqn)
             self.group_of[id(eqn)] = group
         for eqn in self.program.eqns:  # nested programs and opaque lowerings read whole arrays
@@ -413,6 +418,10 @@ class ProgramEmitter:
                     atom = eqn.inputs[position]
                     if isinstance(atom, Var):
                         self.needs_array.add(id(atom))
+                        self.last_read[id(atom)] = self.group_of[id(eqn)].position
+        for atom in [*self.program.outputs, *(eqn.inputs[0] for eqn in self.views)]:
+            if isinstance(atom, Var):
+                self.last_read[id(atom)] = float("inf")
         return groups
 
     def _roots_reached(self, atom):
@@ -515,6 +524,8 @@ class ProgramEmitter:
         domain = group.domain
         names = index_names(self.depth, len(domain))
         stored = {}
+        reusable = self._dead_after(group)
+        reused = set()
         for eqn in group.eqns:
             for var in eqn.outputs:
                 if id(var) in output_targets:
@@ -522,25 +533,58 @@ class ProgramEmitter:
                 elif var.aval.ndim == 0:
                     stored[id(var)] = Local(self.fresh("s"))
                 elif id(var) in self.needs_array:
-                    stored[id(var)] = Buffer(self.allocate(var.aval))
+                    same = next((name for name, aval in reusable.items() if aval == var.aval), None)
+                    if same is not None:
+                        del reusable[same]
+                        reused.add(id(var))
+                    stored[id(var)] = Buffer(same or self.allocate(var.aval))
         header = len(self.writer.lines)
         self.raises = False
         with contextlib.ExitStack() as stack:
             for d, n in enumerate(domain):
                 stack.enter_context(self.block(f"for {names[d]} in range({n}):"))
+            deferred = []  # writes into an input's array: after every read of this element
             for eqn in group.eqns:
                 exprs = self._expand(eqn, names)
                 for var, expr in zip(eqn.outputs, exprs):
                     self.scopes[-1][(id(var), names)] = expr
                     target = stored.get(id(var))
-                    if target is not None:
+                    if id(var) in reused:
+                        value = self.fresh("t")
+                        self.emit(f"{value} = {expr}")
+                        deferred.append(target.write(names, value))
+                    elif target is not None:
                         self.emit(target.write(names, expr))
+            for line in deferred:
+                self.emit(line)
         for var_id, source in stored.items():
             self.sources[var_id] = source
         if domain and self._parallel(group):
             line = self.writer.lines[header]
             self.writer.lines[header] = line.replace(" in range(", " in numba.prange(", 1)
             self.writer.parallel = True
+
+    def _dead_after(self, group) -> dict:
+        """{array name: aval} of the arrays computed here that this loop group reads last, each only at
+        its own element: the group may write its outputs into them instead of into fresh arrays (no
+        page faults for a new array, a lower peak). Not inside a loop body, and never a program input,
+        a constant or an array that another value also lives in."""
+        if self.depth > 0 or self.targets is not None or self.dry is not None:
+            return {}
+        own = index_names(self.depth, len(group.domain))
+        holders: dict[str, int] = {}
+        for source in self.sources.values():
+            if isinstance(source, Buffer):
+                holders[source.name] = holders.get(source.name, 0) + 1
+        found, refused = {}, set()
+        for var, index in group.reads:
+            source = self.sources.get(id(var))
+            if (isinstance(source, Buffer) and source.whole and source.name in self.writer.contiguous
+                    and holders[source.name] == 1 and index == own and self.last_read.get(id(var)) == group.position):
+                found[source.name] = var.aval
+            else:
+                refused.add(getattr(source, "name", None))
+        return {name: aval for name, aval in found.items() if name not in refused}
 
     def _parallel(self, group) -> bool:
         """Run the outer loop on several threads? Only at the top level (not inside a loop body),

@@ -15,7 +15,7 @@ import contextlib
 import numpy as np
 
 from ...primitives import reduce, scan
-from . import scalar
+from . import options, scalar
 from .table import LOWERINGS, ByEquation, Elemental, Opaque, elemental, opaque, plain_dtypes
 
 # Reductions over leading axes longer than this (elements per output) accumulate in memory order.
@@ -271,10 +271,11 @@ def _kept_and_reduced(aval, axes, prefix, em):
 @opaque(reduce.product_others_p, supports=lambda eqn: plain_dtypes(eqn) and eqn.inputs[0].aval.dtype.kind == "f")
 def _product_others(em, eqn):
     """Zero counting per reduced slice, as the NumPy backend: no zero -> prod / x; one zero -> the
-    product of the others at the zero, 0 elsewhere; more -> 0."""
+    product of the others at the zero; more -> 0. Times the scale (inlined: a broadcast
+    cotangent costs nothing), so a reduce's gradient is this one pass."""
     from .codegen import Buffer, index_names
 
-    (x,) = eqn.inputs
+    x, scale = eqn.inputs
     axes = eqn.params["axes"]
     aval = eqn.outputs[0].aval
     out = Buffer(em.allocate(aval))
@@ -292,12 +293,19 @@ def _product_others(em, eqn):
             value = em.let(em.read(x, at))
             em.emit(f"{zeros} += 1 if {value} == 0 else 0")
             em.emit(f"{product} = {product} * ({value} if {value} != 0 else {scalar.constant(1, aval.dtype)})")
-        with loops(em, [inner[d] for d in axes], [aval.shape[d] for d in axes]):
-            value = em.let(em.read(x, at))
-            em.emit(f"if {zeros} == 0:")
-            em.emit(f"    {out.read(at)} = {product} / {value}")
-            em.emit(f"elif {zeros} == 1 and {value} == 0:")
-            em.emit(f"    {out.read(at)} = {product}")
-            em.emit("else:")
-            em.emit(f"    {out.read(at)} = {zero}")
+        # the zero count is tested once per slice, outside the loops, so that the common case is a
+        # branch-free division that vectorises; it is bound by the divider, not by memory, so a long
+        # one at the top level runs on threads
+        with em.block(f"if {zeros} == 0:"):
+            header = len(em.writer.lines)
+            with loops(em, [inner[d] for d in axes], [aval.shape[d] for d in axes]):
+                em.emit(f"{out.read(at)} = {em.read(scale, at)} * {product} / {em.read(x, at)}")
+            if em.depth == 0 and not kept_axes and aval.size >= options.PARALLEL_MIN_WORK and options.parallel():
+                em.writer.lines[header] = em.writer.lines[header].replace(" in range(", " in numba.prange(", 1)
+                em.writer.parallel = True
+        with em.block("else:"):
+            with loops(em, [inner[d] for d in axes], [aval.shape[d] for d in axes]):
+                value = em.let(em.read(x, at))
+                others = f"({product} if {zeros} == 1 and {value} == 0 else {zero})"
+                em.emit(f"{out.read(at)} = {em.read(scale, at)} * {others}")
     return [out]

@@ -16,16 +16,17 @@ def _reduce(x, *, op, axes):
 
 
 @impl(reduce.product_others_p)
-def _product_others(x, *, axes):
+def _product_others(x, scale, *, axes):
     """Zero counting: no zero -> prod / x; one zero -> the product of the others at the zero; more -> 0."""
     x = np.asarray(x)
     is_zero = x == 0
     if not is_zero.any():  # the common case, in one pass
-        return (np.prod(x, axis=axes, keepdims=True) / x).astype(x.dtype)
+        return (np.prod(x, axis=axes, keepdims=True) * scale / x).astype(x.dtype)
     zeros = np.sum(is_zero, axis=axes, keepdims=True)
     safe = np.where(is_zero, 1, x)
     product = np.prod(safe, axis=axes, keepdims=True)
-    return np.where(zeros == 0, product / safe, np.where((zeros == 1) & is_zero, product, 0)).astype(x.dtype)
+    others = np.where(zeros == 0, product / safe, np.where((zeros == 1) & is_zero, product, 0))
+    return (scale * others).astype(x.dtype)
 
 
 @impl(reduce.argmax_p)
