@@ -8,7 +8,7 @@ runs on --general-size elements (10^5 by default, shown in its rows) to keep the
 a few minutes. JAX and PyTorch run the same computations side by side when installed.
 
     python benchmarks/parallel_primitives.py [--size 1000000] [--bins 1000,100000] [--general-size 100000]
-                                             [--backend numpy|numba|jax] [--quick] [--no-peers]
+                                             [--backend numpy|numba|jax] [--threads 1] [--quick] [--no-peers]
     adarray bench parallel ...
 
 With --backend numba our programs run as compiled loops; with --backend jax they are lowered to XLA
@@ -32,7 +32,7 @@ from adarray.core.types import Aval
 from adarray.parallel.api import _trace_operator
 from adarray.parallel.general import general_reduce, general_scan
 
-from .timing import best_time
+from .timing import best_time, relaunch, threads_fixed
 
 
 def _matmul(a, b):
@@ -188,12 +188,20 @@ def main(argv=None) -> int:
     parser.add_argument("--no-peers", action="store_true", help="skip JAX and PyTorch")
     parser.add_argument("--backend", default="numpy", choices=("numpy", "numba", "jax"),
                         help="adarray's backend (default numpy; numba: compiled loops; jax: lowered to XLA)")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="threads for every library (default 1, as ADBench: threads of a parallel loop wait "
+                             "for each other, so a core busy with another process slows them by up to 10x)")
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
+    if args.threads < 1:
+        parser.error("--threads must be at least 1")
+    if not threads_fixed(args.threads):
+        return relaunch("benchmarks.parallel_primitives", argv, args.threads)
     size, bins_list = (10_000, [100]) if args.quick else (args.size, [int(b) for b in args.bins.split(",")])
     general_size = min(size, 2_000 if args.quick else args.general_size)
     rng = np.random.default_rng(0)
     print(f"# parallel building blocks: {size:,} elements (the general reduce_by_index rows: {general_size:,}, "
-          f"marked n=...), {args.backend} backend, {os.cpu_count()} cores")
+          f"marked n=...), {args.backend} backend, {args.threads} thread(s) on {os.cpu_count()} cores")
     print("| primitive | operator | rule | primal ms | gradient ms | gradient / primal | gradient first call s |")
     print("|---|---|---|---|---|---|---|", flush=True)
     all_cases = cases(size, bins_list, rng, general_size)

@@ -4,6 +4,7 @@ values, the disk cache and compile reports, the vectorised math functions, and t
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -267,6 +268,18 @@ def test_an_array_still_needed_is_not_written_over(later):
     expected = ad.jit(f)(x)
     for got, want in zip(np.atleast_1d(ad.jit(f, backend="numba")(x)), np.atleast_1d(expected)):
         np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_a_reversed_argument_is_read_in_place_by_a_right_to_left_scan():
+    """The general reduce's gradient scans the reversed input: a view of the argument, not a copy."""
+    def f(m):
+        return anp.sum(ad.reduce(lambda a, b: a @ b, m, identity=np.eye(2)) ** 2)
+
+    m = np.eye(2) + 0.1 * np.random.default_rng(4).normal(size=(30, 2, 2))
+    m.flags.writeable = False
+    text = runtime.generate(ad.make_ir(ad.grad(f))(m), "grad", False)[0]
+    assert re.search(r"v\d+ = p0\[29::-1, 0:2, 0:2\]", text), text
+    np.testing.assert_allclose(ad.jit(ad.grad(f), backend="numba")(m), ad.grad(f)(m), rtol=1e-10)
 
 
 def test_inputs_are_never_written():

@@ -16,16 +16,14 @@ import importlib
 import importlib.util
 import os
 import platform
-import subprocess
 import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+from ..timing import THREAD_VARIABLES, relaunch, threads_fixed
+
 TOOLS = ("adarray", "jax", "torch", "autograd")
-THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
-                    "NUMEXPR_NUM_THREADS", "NUMBA_NUM_THREADS")
-REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 class UsageError(Exception):
@@ -84,22 +82,6 @@ def chosen_backends(args) -> list[str]:
 def tool_label(backend: str) -> str:
     """adarray's row name for a backend: 'adarray' (numpy, the reference) or 'adarray-<backend>'."""
     return "adarray" if backend == "numpy" else f"adarray-{backend}"
-
-
-def _threads_ready(threads: int) -> bool:
-    return all(os.environ.get(name) == str(threads) for name in THREAD_VARIABLES)
-
-
-def _relaunch(argv, threads: int) -> int:
-    """Run this benchmark in a child process whose environment fixes the thread counts from the start."""
-    env = dict(os.environ)
-    env.update({name: str(threads) for name in THREAD_VARIABLES})
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep)
-                                                              if p])
-    command = [sys.executable, "-m", "benchmarks.adbench", *argv]
-    sys.stdout.flush()
-    sys.stderr.flush()
-    return subprocess.call(command, env=env)
 
 
 def available(tool: str) -> bool:
@@ -357,8 +339,8 @@ def main(argv=None) -> int:
     except UsageError as error:
         print(f"adarray bench adbench: error: {error}", file=sys.stderr)
         return 2
-    if not _threads_ready(args.threads):
-        return _relaunch(argv, args.threads)
+    if not threads_fixed(args.threads):
+        return relaunch("benchmarks.adbench", argv, args.threads)
     size = args.sizes or ("tiny" if args.quick else "small")
     try:
         if args.profile:

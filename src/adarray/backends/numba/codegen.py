@@ -311,9 +311,10 @@ class ProgramEmitter:
         self.views = self._view_outputs()
         for eqn in self.views:
             stored.add(id(eqn.inputs[0]))
+        self.input_views = self._input_views(stored)
         live = self._live_equations()
         for eqn in program.eqns:
-            if id(eqn) not in live:
+            if id(eqn) not in live or any(e is eqn for e in self.input_views):
                 continue
             lowering = lowering_of(eqn)
             if lowering.opaque:
@@ -347,16 +348,34 @@ class ProgramEmitter:
                 if eqn.prim is slice_p and id(eqn.outputs[0]) in outputs and isinstance(eqn.inputs[0], Var)
                 and id(eqn.inputs[0]) in self.defining and all(step > 0 for step in eqn.params["steps"])]
 
+    def _input_views(self, stored) -> list:
+        """Slices of the arguments (any steps: a reversed input) that an opaque lowering needs whole, e.g. the
+        right-to-left scan of a general reduce's gradient: views of the argument, not copies. Arguments are
+        never written, so a view of one stays valid."""
+        from ...primitives.structural import slice_p
+
+        if self.depth > 0 or self.targets is not None:
+            return []
+        outputs = {id(atom) for atom in self.program.outputs if isinstance(atom, Var)}
+        return [eqn for eqn in self.program.eqns
+                if eqn.prim is slice_p and id(eqn.outputs[0]) in stored and id(eqn.outputs[0]) not in outputs
+                and isinstance(eqn.inputs[0], Var) and isinstance(self.sources.get(id(eqn.inputs[0])), Buffer)
+                and self.sources[id(eqn.inputs[0])].whole and all(step != 0 for step in eqn.params["steps"])]
+
+    def _emit_input_views(self) -> None:
+        for eqn in self.input_views:
+            (x,), (out,) = eqn.inputs, eqn.outputs
+            name = self.fresh("v")
+            self.emit(f"{name} = {self.sources[id(x)].name}[{_slice_text(eqn, x.aval.shape)}]")
+            self.sources[id(out)] = Buffer(name)
+
     def _emit_views(self) -> None:
         for eqn in self.views:
             (x,), (out,) = eqn.inputs, eqn.outputs
             source = self.sources.get(id(x))
             if isinstance(source, Buffer) and source.whole:
-                bounds = [slice(*s).indices(n) for s, n in zip(zip(eqn.params["starts"], eqn.params["stops"],
-                                                                   eqn.params["steps"]), x.aval.shape)]
-                text = ", ".join(f"{start}:{stop}" + (f":{step}" if step != 1 else "") for start, stop, step in bounds)
                 name = self.fresh("v")
-                self.emit(f"{name} = {source.name}[{text}]")
+                self.emit(f"{name} = {source.name}[{_slice_text(eqn, x.aval.shape)}]")
                 self.sources[id(out)] = Buffer(name)
             else:
                 name = self.allocate(out.aval)
@@ -457,6 +476,7 @@ class ProgramEmitter:
     def run(self) -> list:
         """Emit the program; returns one Source per output."""
         groups = self.plan()
+        self._emit_input_views()
         output_targets = {}
         if self.targets is not None:
             for atom, target in zip(self.program.outputs, self.targets):
@@ -598,6 +618,16 @@ class ProgramEmitter:
         lowering = lowering_of(eqn)
         return 0.0 if lowering.opaque else lowering.cost(
             eqn, [self.cost.get(id(a), 0.0) for a in eqn.inputs if isinstance(a, Var)])
+
+
+def _slice_text(eqn, shape) -> str:
+    """`a:b:c, ...` of a slice equation, for a NumPy view (a negative step's stop may be before the start: None)."""
+    parts = []
+    for start, stop, step, n in zip(eqn.params["starts"], eqn.params["stops"], eqn.params["steps"], shape):
+        first, last, step = slice(start, stop, step).indices(n)
+        end = "" if last < 0 else str(last)
+        parts.append(f"{first}:{end}" + (f":{step}" if step != 1 else ""))
+    return ", ".join(parts)
 
 
 def _is_number(text: str) -> bool:
