@@ -48,23 +48,33 @@ def _agree(got, want, rtol=1e-12):
         np.testing.assert_allclose(g, w, rtol=rtol, atol=0, equal_nan=True)
 
 
+@pytest.mark.parametrize("m", [40, 4], ids=["many-slots", "few-slots"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_scatter_winner_ties_duplicates_and_nan_slots(dtype):
+def test_scatter_winner_ties_duplicates_and_nan_slots(dtype, m):
     rng = np.random.default_rng(1)
-    m, n = 40, 400
+    n = 400
     x = rng.integers(0, 4, m).astype(dtype)           # small integers: many ties with the updates
     updates = rng.integers(0, 4, n).astype(dtype)
     targets = rng.integers(-m, m, n).astype(np.int32)  # negative targets wrap
+    x[0] = -1                                           # below every update: x keeps slot 0 (-1)
     output = x.copy()
     np.minimum.at(output, targets, updates)
     output[3] = np.nan                                  # a NaN slot: nobody wins (-2)
+    x[2] = output[2] = np.nan                           # NaN kept from x: nobody wins either
     got, want = _both(indexing.scatter_winner_p, [x, updates, output, targets])
     np.testing.assert_array_equal(got[0], want[0])
     assert {-1, -2} <= set(want[0].tolist()) and want[0].max() >= 0
+    first_equal = [next((j for j in range(n) if targets[j] % m == i and updates[j] == output[i]), -2)
+                   for i in range(m)]                   # written out: x wins ties, else the first equal update
+    np.testing.assert_array_equal(got[0], np.where(x == output, -1, first_equal))
 
 
-@pytest.mark.parametrize("case", ["zeros", "overflow", "underflow", "non-finite", "empty", "no-updates-in-a-slot"])
-def test_scatter_mul_partials_division_and_exact_routes(case):
+@pytest.mark.parametrize("hint", [False, True], ids=["no-hint", "output-hint"])
+@pytest.mark.parametrize("case", ["plain", "zeros", "overflow", "underflow", "non-finite", "empty",
+                                  "no-updates-in-a-slot", "negative-targets", "infinite-weight"])
+def test_scatter_mul_partials_division_and_exact_routes(case, hint):
+    """With the scatter's output as a hint: the division route where every slot is a nonzero normal number
+    (plain, negative targets, no updates in a slot), the routes without a hint elsewhere; same values."""
     rng = np.random.default_rng(2)
     m, n = 6, 60
     x, weights = rng.normal(size=m), rng.normal(size=m)
@@ -81,12 +91,34 @@ def test_scatter_mul_partials_division_and_exact_routes(case):
         updates[5], updates[7] = np.inf, np.nan
     elif case == "empty":
         updates, targets = updates[:0], targets[:0]
-    else:
+    elif case == "no-updates-in-a-slot":
         targets[targets == 3] = 4
-    got, want = _both(indexing.scatter_mul_partials_p, [x, updates, targets, weights])
-    reference = _products_of_the_others(x, updates, targets, weights)
+    elif case == "negative-targets":
+        targets = targets - m * rng.integers(0, 2, n)
+    elif case == "infinite-weight":
+        weights[1] = np.inf
+    args = [x, updates, targets, weights]
+    if hint:
+        output = x.copy()
+        with np.errstate(over="ignore", invalid="ignore"):
+            np.multiply.at(output, targets, updates)
+        args.append(output)
+    got, want = _both(indexing.scatter_mul_partials_p, args)
+    reference = _products_of_the_others(x, updates, np.where(targets < 0, targets + m, targets), weights)
     _agree(got, reference, rtol=1e-10)
     _agree(want, reference, rtol=1e-10)
+    if hint and case not in ("overflow", "underflow", "non-finite"):  # JAX has no exact route for those
+        _agree(_on_jax(indexing.scatter_mul_partials_p, args), reference, rtol=1e-10)
+
+
+def _on_jax(prim, args):
+    """The outputs of one equation of `prim` lowered to JAX (skipped without JAX)."""
+    jax = pytest.importorskip("jax")
+    from adarray.backends import jax as jax_backend
+
+    lowered = jax_backend.lower_program(_single(prim, args))
+    with jax_backend.x64():
+        return [np.asarray(out) for out in jax.jit(lowered)(*args)]
 
 
 def _products_of_the_others(x, updates, targets, weights):
@@ -105,9 +137,16 @@ def test_an_out_of_range_target_is_an_execution_error_naming_the_equation():
     program = _single(indexing.scatter_winner_p, [x, updates, x, np.array([0, 3])])
     with pytest.raises(ExecutionError, match="scatter_winner"):
         numba_backend.compile_program(program, "bad target")(x, updates, x, np.array([0, 3]))
+    few_slots, many_updates, bad = np.ones(1), np.ones(70), np.r_[np.zeros(69, np.int64), 1]  # the last one
+    program = _single(indexing.scatter_winner_p, [few_slots, many_updates, few_slots, bad])
+    with pytest.raises(ExecutionError, match="scatter_winner"):
+        numba_backend.compile_program(program, "bad target")(few_slots, many_updates, few_slots, bad)
     program = _single(indexing.scatter_mul_partials_p, [x, updates, np.array([0, -4]), x])
     with pytest.raises(ExecutionError, match="scatter_mul_partials"):
         numba_backend.compile_program(program, "bad target")(x, updates, np.array([0, -4]), x)
+    program = _single(indexing.scatter_mul_partials_p, [x, updates, np.array([0, 3]), x, x])  # the hint's route
+    with pytest.raises(ExecutionError, match="scatter_mul_partials"):
+        numba_backend.compile_program(program, "bad target")(x, updates, np.array([0, 3]), x, x)
 
 
 @pytest.mark.parametrize("keys", ["short-range ints", "wide ints", "uint64", "bools", "floats with nan", "empty"])
@@ -187,3 +226,44 @@ def test_freed_memory_is_kept_unless_turned_off(monkeypatch):
     expected = platform.system() == "Linux" and platform.libc_ver()[0] == "glibc"
     assert runtime.keep_freed_memory() is expected
     assert runtime.keep_freed_memory() is expected  # once per process
+
+
+def _mul_histogram_gradient(v, dest, indices, weights):
+    """d/dv of sum(weights * reduce_by_index(dest, "mul", indices, v) ** 2), written out with products
+    of the others per bin (indices outside the bins drop their value)."""
+    bins = len(dest)
+    grad = np.zeros(len(v))
+    for j, b in enumerate(indices):
+        if 0 <= b < bins:
+            same = indices == b
+            out = dest[b] * np.prod(v[same])
+            others = dest[b] * np.prod(v[same & (np.arange(len(v)) != j)])
+            grad[j] = 2 * weights[b] * out * others
+    return grad
+
+
+@pytest.mark.parametrize("backend", ["numba", "numpy", "jax"])
+def test_reduce_by_index_mul_to_second_order_with_zeros(backend):
+    """The gradient (through scatter_mul_partials with the output hint) and its jvp and vjp (Hessian-vector
+    products), against the gradient written out and central differences of it: bins without zeros (the
+    hint's division route), with one and with two zeros, an empty bin, a dropped index."""
+    if backend == "jax":
+        pytest.importorskip("jax")
+    indices = np.array([0, 0, 1, 1, 1, 2, 2, 3, 0, 7, 1])  # bin 4 is empty, 7 is dropped
+    dest, weights = np.array([1.5, -0.5, 2.0, 0.7, 1.2]), np.array([1.0, 2.0, -1.0, 0.5, 3.0])
+    rng = np.random.default_rng(7)
+    direction = rng.normal(size=len(indices))
+    loss = lambda v: anp.sum(weights * ad.reduce_by_index(dest, "mul", indices, v) ** 2)
+    gradient = ad.jit(ad.grad(loss), backend=backend)
+    forward = ad.jit(lambda v: ad.jvp(ad.grad(loss), (v,), (direction,))[1], backend=backend)
+    reverse = ad.jit(lambda v: ad.vjp(ad.grad(loss), v)[1](direction)[0], backend=backend)
+    for zeros in ([], [2], [5, 6], [2, 5, 6]):   # none; one in bin 1; two in bin 2; both
+        v = rng.uniform(0.5, 1.5, len(indices))
+        v[zeros] = 0.0
+        h = 1e-5
+        want = _mul_histogram_gradient(v, dest, indices, weights)
+        hessian_v = (_mul_histogram_gradient(v + h * direction, dest, indices, weights)
+                     - _mul_histogram_gradient(v - h * direction, dest, indices, weights)) / (2 * h)
+        np.testing.assert_allclose(np.asarray(gradient(v)), want, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(np.asarray(forward(v)), hessian_v, rtol=1e-7, atol=1e-8)
+        np.testing.assert_allclose(np.asarray(reverse(v)), hessian_v, rtol=1e-7, atol=1e-8)

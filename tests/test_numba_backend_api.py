@@ -253,6 +253,19 @@ def test_an_array_read_for_the_last_time_at_its_own_element_is_written_over():
                                2 * np.prod(x) ** 2 / x, rtol=1e-12)
 
 
+def test_an_array_is_written_over_again_down_a_chain():
+    def f(x):
+        a = anp.cumsum(x)
+        b = anp.sin(a) + 1.0     # into a's array
+        return b * anp.cumsum(b)  # into it again
+
+    x = np.linspace(0.0, 1.0, 50)
+    text = runtime.generate(ad.make_ir(f)(x), "f", False)[0]
+    assert text.count("np.empty") == 2, text
+    np.testing.assert_allclose(ad.jit(f, backend="numba")(x), (np.sin(np.cumsum(x)) + 1) * np.cumsum(
+        np.sin(np.cumsum(x)) + 1), rtol=1e-13)
+
+
 @pytest.mark.parametrize("later", ["another element", "a later group", "an output"])
 def test_an_array_still_needed_is_not_written_over(later):
     def f(x):

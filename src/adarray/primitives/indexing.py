@@ -8,15 +8,17 @@ Results follow NumPy's rules exactly (the shape rule asks NumPy on dummy arrays)
 scatter ops: set, add, mul, min, max; duplicates are allowed. Reverse-mode rules:
   * set: only the update NumPy keeps (the last one) gets a cotangent;
   * add: linear (gather the cotangent);
-  * mul: scatter_mul_partials, with the cotangent as its weights (the whole vjp in one step): zero
+  * mul: scatter_mul_partials, with the cotangent as its weights and the scatter's result as a hint
+    (the whole vjp in one step, one pass over the updates where no slot has a zero): zero
     counting per slot (exact with any number of zeros, never NaN); its own derivatives go through
     segmented exclusive prefix and suffix products (a sort by slot, two linear recurrences), so
     they are exact at zeros to any order;
   * min/max: scatter_winner picks one winner per slot: the destination's own value at a tie, else
     the lowest-index update equal to the result; the cotangent goes to it (a scatter into the
     updates' shape), the tangent comes from it (a gather).
-Both helper primitives work on flat operands (x (m,), updates (n,), the slot of each update) and
-carry their NumPy implementations beside them (the fast paths these rules were written for).
+Both helper primitives work on flat operands (x (m,), updates (n,), the slot of each update); each
+backend implements them natively (backends/numpy/arrays.py, backends/numba/indexlib.py, the JAX
+lowerings), and both take the scatter's result, so that the vjp does not compute it again.
 """
 from __future__ import annotations
 
@@ -143,14 +145,15 @@ def _set_partials(x, spec, indices, updates):
     return ew.convert(x_keeps, x_aval.dtype), ew.convert(_set_winners(x, spec, indices, updates), x_aval.dtype)
 
 
-def _weighted_product_partials(x, spec, indices, updates, weights):
+def _weighted_product_partials(x, spec, indices, updates, weights, output):
     """weights * d output / d x and weights[slot] * d output / d updates of scatter-mul, shaped like x and
-    updates (from scatter_mul_partials: exact with zeros, to any order)."""
+    updates (from scatter_mul_partials: exact with zeros, to any order). `output` is the scatter's result,
+    passed on as the hint that spares the partials the product per slot."""
     from .structural import reshape
 
     x_aval, u_aval = aval_of_value(x), aval_of_value(updates)
     targets = _flat_targets(x, spec, indices, u_aval.size)
-    px, pu = scatter_mul_partials(_flat(x), _flat(updates), targets, _flat(weights))
+    px, pu = scatter_mul_partials(_flat(x), _flat(updates), targets, _flat(weights), _flat(output))
     return reshape(px, x_aval.shape), reshape(pu, u_aval.shape)
 
 
@@ -198,7 +201,7 @@ def _scatter_jvp(tangents, primals, output, *, spec, op):
     if op in ("min", "max"):
         return _winner_scatter_jvp(tx, tu, x, spec, indices, updates, output)
     if op == "mul":
-        px, pu = _weighted_product_partials(x, spec, indices, updates, ew.full_like(x, 1.0))
+        px, pu = _weighted_product_partials(x, spec, indices, updates, ew.full_like(x, 1.0), output)
     else:
         px, pu = _set_partials(x, spec, indices, updates)
     return scatter(ew.mul(tx, px), spec, indices, ew.mul(tu, pu), "add")
@@ -214,7 +217,7 @@ def _scatter_vjp(cotangent, primals, output, needs, *, spec, op):
     if op in ("min", "max"):
         return list(_winner_scatter_vjp(cotangent, x, spec, indices, updates, output, needs)) + rest
     if op == "mul":  # one fused step: the partials weighted by the cotangent
-        ct_x, ct_u = _weighted_product_partials(x, spec, indices, updates, cotangent)
+        ct_x, ct_u = _weighted_product_partials(x, spec, indices, updates, cotangent, output)
         return [ct_x if needs[0] else None, ct_u if needs[1] else None] + rest
     px, pu = _set_partials(x, spec, indices, updates)
     return [ew.mul(cotangent, px) if needs[0] else None,
@@ -226,8 +229,8 @@ scatter_p.jvp, scatter_p.vjp = _scatter_jvp, _scatter_vjp
 
 # --- scatter_mul_partials and scatter_winner: the per-slot work of scatter-mul and scatter-min/max --
 # Both take flat operands: x (m,), updates (n,) and targets (n,), the slot of x each update lands on
-# (a negative target t means m + t, as in NumPy). Their NumPy implementations are registered at the
-# end of this section, beside the primitives (like general_scan's), rather than in the NumPy backend.
+# (a negative target t means m + t, as in NumPy). scatter_winner needs the scatter's result (the value
+# each slot's winner equals); scatter_mul_partials may take it as a hint (see its docstring).
 
 def _flat_abstract_eval(name, floats_only):
     def check(x, updates, targets):
@@ -239,10 +242,12 @@ def _flat_abstract_eval(name, floats_only):
     return check
 
 
-def _mul_partials_abstract_eval(x, updates, targets, weights):
+def _mul_partials_abstract_eval(x, updates, targets, weights, *output):
     _flat_abstract_eval("scatter_mul_partials", False)(x, updates, targets)
     if weights != x:
         raise ShapeError(f"scatter_mul_partials: the weights {weights} must match x {x}")
+    if len(output) > 1 or (output and output[0] != x):
+        raise ShapeError(f"scatter_mul_partials: takes at most one output hint shaped like x {x}, got {output}")
     return [x, updates]
 
 
@@ -260,16 +265,27 @@ scatter_mul_partials_p = Primitive("scatter_mul_partials", _mul_partials_abstrac
 scatter_winner_p = Primitive("scatter_winner", _winner_abstract_eval)
 
 
-def scatter_mul_partials(x, updates, targets, weights):
+def scatter_mul_partials(x, updates, targets, weights, output=None):
     """The partials of ``out = x.at[targets].multiply(updates)``, weighted per slot: (weights times the
     product of the updates of each slot, weights[t] * x[t] times the product of the other updates of slot
     t), exact with any zeros. With the cotangent as weights this is the whole vjp, in one pass.
 
+    `output`, if given, must be ``out`` itself (as the scatter computed it): a hint, not an operand of
+    the function. Where every slot of it is a nonzero normal number (no zero and no overflow in any slot)
+    the partials are out / x and out / updates, one pass over the updates instead of two; elsewhere it is
+    ignored. The result is a function of x, updates and weights alone, so the rules below give the hint
+    no derivative (its own is already counted through x and updates).
+
     Computed by zero counting; its own derivatives go through segmented exclusive prefix and suffix
     products over the slots (a stable sort by slot and two linear recurrences), which stay exact at
     zeros to any order.
+
+        >>> updates, targets = np.array([2.0, 3.0, 0.0]), np.array([0, 0, 1])
+        >>> scatter_mul_partials(np.ones(2), updates, targets, np.ones(2))  # doctest: +SKIP
+        [array([6., 0.]), array([3., 2., 1.])]
     """
-    return scatter_mul_partials_p.bind(x, updates, targets, weights)
+    operands = (x, updates, targets, weights) + (() if output is None else (output,))
+    return scatter_mul_partials_p.bind(*operands)
 
 
 def scatter_winner(x, updates, output, targets):
@@ -361,31 +377,36 @@ def _partials_vjp(x, updates, targets, ct_x, ct_u):
     return _split(gather(ct_values, (("array",),), [inverse]), m, n)
 
 
+def _hint(primals):
+    """The output hint of a scatter_mul_partials equation (None without one); it gets no derivative."""
+    return primals[4] if len(primals) == 5 else None
+
+
 def _mul_partials_jvp(tangents, primals, outputs):
-    (tx, tu, _, tw), (x, updates, targets, weights) = tangents, primals
+    (tx, tu, _, tw), (x, updates, targets, weights), output = tangents[:4], primals[:4], _hint(primals)
     n = aval_of_value(updates).size
     result = [Zero(aval_of_value(o)) for o in outputs]
     if not (is_zero(tx) and is_zero(tu)) and n:
         d_x, d_u = _partials_jvp(x, updates, targets, tx, tu)
         result = [ew.mul(weights, d_x), ew.mul(gather(weights, (("array",),), [targets]), d_u)]
     if not is_zero(tw):  # linear in the weights
-        result = [add_tangents(r, w) for r, w in zip(result, scatter_mul_partials(x, updates, targets, tw))]
+        result = [add_tangents(r, w) for r, w in zip(result, scatter_mul_partials(x, updates, targets, tw, output))]
     return result
 
 
 def _mul_partials_vjp(cotangents, primals, outputs, needs):
-    (x, updates, targets, weights), (ct_x, ct_u) = primals, cotangents
+    (x, updates, targets, weights), (ct_x, ct_u), output = primals[:4], cotangents, _hint(primals)
     m, n = aval_of_value(x).size, aval_of_value(updates).size
     if is_zero(ct_x) and is_zero(ct_u):
-        return [None] * 4
-    grads = [None] * 4
+        return [None] * len(primals)
+    grads = [None] * len(primals)
     if (needs[0] or needs[1]) and n:
         weighted_x = Zero(aval_of_value(x)) if is_zero(ct_x) else ew.mul(ct_x, weights)
         weighted_u = Zero(aval_of_value(updates)) if is_zero(ct_u) else ew.mul(
             ct_u, gather(weights, (("array",),), [targets]))
         grads[0], grads[1] = _partials_vjp(x, updates, targets, weighted_x, weighted_u)
     if needs[3]:
-        px, pu = scatter_mul_partials(x, updates, targets, np.ones(m, aval_of_value(x).dtype))
+        px, pu = scatter_mul_partials(x, updates, targets, np.ones(m, aval_of_value(x).dtype), output)
         from_x = Zero(aval_of_value(x)) if is_zero(ct_x) else ew.mul(ct_x, px)
         from_u = Zero(aval_of_value(x)) if is_zero(ct_u) else scatter(
             np.zeros(m, aval_of_value(x).dtype), (("array",),), [targets], ew.mul(ct_u, pu), "add")
@@ -412,10 +433,11 @@ def _batched_slots(args, batched, size, first_m, first_n):
 def _mul_partials_batch(args, batched, size):
     from .structural import reshape
 
-    x, updates, targets, weights = args
-    flags = [batched[0], batched[1], batched[3], batched[2]]
-    (x, updates, weights), targets, m, n = _batched_slots([x, updates, weights, targets], flags, size, 0, 1)
-    px, pu = scatter_mul_partials(x, updates, targets, weights)
+    x, updates, targets, weights, *output = args
+    flags = [batched[0], batched[1], batched[3], *batched[4:], batched[2]]
+    (x, updates, weights, *output), targets, m, n = _batched_slots([x, updates, weights, *output, targets], flags,
+                                                                   size, 0, 1)
+    px, pu = scatter_mul_partials(x, updates, targets, weights, *output)
     return [reshape(px, (size, m)), reshape(pu, (size, n))], [True, True]
 
 

@@ -367,9 +367,10 @@ def _scatter(context, eqn, infos):
 
 
 def _scatter_mul_partials(context, eqn, infos):
-    """(x (m,), updates (n,), targets (n,), weights (m,)) -> (d out / d x, d out / d updates) weighted:
-    per slot, the updates landing on it; per update, its slot's destination, weight and updates."""
-    x, updates, targets, weights = infos
+    """(x (m,), updates (n,), targets (n,), weights (m,)[, output hint]) -> (d out / d x, d out / d updates)
+    weighted: per slot, the updates landing on it; per update, its slot's destination, weight and updates
+    (the hint, out itself, adds nothing: the partials are a function of the other operands)."""
+    x, updates, targets, weights = infos[:4]
     m = x.aval.size
     if not targets.known:
         everything = union([spread(i.deps, 1) for i in (x, updates, weights)])

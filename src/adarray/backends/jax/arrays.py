@@ -95,11 +95,24 @@ def _wrapped(targets, m):
 
 
 @lowering(indexing.scatter_mul_partials_p)
-def _scatter_mul_partials(x, updates, targets, weights):
+def _scatter_mul_partials(x, updates, targets, weights, output=None):
     """Zero counting per slot: the product of the non-zero updates and how many are zero, then one
     gather and one division per update. (The NumPy backend switches to segmented prefix products
-    when a product over- or underflows; here that case loses accuracy as the division does.)"""
+    when a product over- or underflows; here that case loses accuracy as the division does.) With the
+    scatter's output as a hint, a conditional skips the two scatters where every slot of it (and of
+    output / x) is a nonzero normal number."""
     targets = _wrapped(targets, x.shape[0])
+    if output is None:
+        return _mul_partials_by_zero_counting(x, updates, targets, weights)
+    tiny = jnp.finfo(x.dtype).tiny
+    product, scaled = output / x, weights * output
+    usable = jnp.all(jnp.isfinite(output) & (jnp.abs(output) >= tiny) & jnp.isfinite(product)
+                     & (jnp.abs(product) >= tiny) & (jnp.isfinite(scaled) | ~jnp.isfinite(weights)))
+    return list(jax.lax.cond(usable, lambda: (weights * product, scaled[targets] / updates),
+                             lambda: tuple(_mul_partials_by_zero_counting(x, updates, targets, weights))))
+
+
+def _mul_partials_by_zero_counting(x, updates, targets, weights):
     is_zero = updates == 0
     zeros = jnp.zeros(x.shape, jnp.int64).at[targets].add(is_zero.astype(jnp.int64))
     safe = jnp.where(is_zero, jnp.ones((), updates.dtype), updates)

@@ -279,14 +279,16 @@ def _scatter_winner(em, eqn):
     return [Buffer(result)]
 
 
-@opaque(indexing.scatter_mul_partials_p, materialized=lambda eqn: range(4), supports=_float_values)
+@opaque(indexing.scatter_mul_partials_p, materialized=lambda eqn: range(len(eqn.inputs)), supports=_float_values)
 def _scatter_mul_partials(em, eqn):
-    """Zero counting and a division per update, or the exact prefix and suffix products (indexlib)."""
+    """Zero counting and a division per update, or the exact prefix and suffix products (indexlib); with
+    the scatter's output as a hint, only the division per update where no slot has a zero."""
     from .codegen import Buffer
 
-    x, updates, targets, weights = (em.array(atom) for atom in eqn.inputs)
+    operands = [em.array(atom) for atom in eqn.inputs]
     px, pu = (em.allocate(var.aval, "partial") for var in eqn.outputs)
     dtype = eqn.inputs[0].aval.dtype
     tiny = scalar.constant(np.finfo(dtype).tiny, dtype)
-    _checked_call(em, eqn, f"_ix.scatter_mul_partials({x}, {updates}, {targets}, {weights}, {px}, {pu}, {tiny})")
+    kernel = "scatter_mul_partials_from_output" if len(operands) == 5 else "scatter_mul_partials"
+    _checked_call(em, eqn, f"_ix.{kernel}({', '.join(operands)}, {px}, {pu}, {tiny})")
     return [Buffer(px), Buffer(pu)]

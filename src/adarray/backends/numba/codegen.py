@@ -410,7 +410,7 @@ class ProgramEmitter:
                 for atom in eqn.inputs:
                     for var in self._roots_reached(atom):
                         self.needs_array.add(id(var))
-                        self.last_read[id(var)] = group.position
+                        self.last_read[id(var)] = max(self.last_read.get(id(var), 0), group.position)
             else:
                 domain = tuple(eqn.outputs[0].aval.shape)
                 reads = self._dry_reads(eqn, domain)
@@ -437,7 +437,7 @@ class ProgramEmitter:
                     atom = eqn.inputs[position]
                     if isinstance(atom, Var):
                         self.needs_array.add(id(atom))
-                        self.last_read[id(atom)] = self.group_of[id(eqn)].position
+                        self.last_read[id(atom)] = max(self.last_read.get(id(atom), 0), self.group_of[id(eqn)].position)
         for atom in [*self.program.outputs, *(eqn.inputs[0] for eqn in self.views)]:
             if isinstance(atom, Var):
                 self.last_read[id(atom)] = float("inf")
@@ -545,7 +545,7 @@ class ProgramEmitter:
         names = index_names(self.depth, len(domain))
         stored = {}
         reusable = self._dead_after(group)
-        reused = set()
+        reused, moved = set(), []  # outputs written over arrays read for the last time here, and those arrays' values
         for eqn in group.eqns:
             for var in eqn.outputs:
                 if id(var) in output_targets:
@@ -553,9 +553,9 @@ class ProgramEmitter:
                 elif var.aval.ndim == 0:
                     stored[id(var)] = Local(self.fresh("s"))
                 elif id(var) in self.needs_array:
-                    same = next((name for name, aval in reusable.items() if aval == var.aval), None)
+                    same = next((name for name, (aval, _) in reusable.items() if aval == var.aval), None)
                     if same is not None:
-                        del reusable[same]
+                        moved.append(reusable.pop(same)[1])
                         reused.add(id(var))
                     stored[id(var)] = Buffer(same or self.allocate(var.aval))
         header = len(self.writer.lines)
@@ -577,6 +577,8 @@ class ProgramEmitter:
                         self.emit(target.write(names, expr))
             for line in deferred:
                 self.emit(line)
+        for var_id in moved:  # the array now holds the output only (so that a later group may write over it)
+            del self.sources[var_id]
         for var_id, source in stored.items():
             self.sources[var_id] = source
         if domain and self._parallel(group):
@@ -585,7 +587,7 @@ class ProgramEmitter:
             self.writer.parallel = True
 
     def _dead_after(self, group) -> dict:
-        """{array name: aval} of the arrays computed here that this loop group reads last, each only at
+        """{array name: (aval, variable id)} of the arrays computed here that this loop group reads last, each only at
         its own element: the group may write its outputs into them instead of into fresh arrays (no
         page faults for a new array, a lower peak). Not inside a loop body, and never a program input,
         a constant or an array that another value also lives in."""
@@ -601,10 +603,10 @@ class ProgramEmitter:
             source = self.sources.get(id(var))
             if (isinstance(source, Buffer) and source.whole and source.name in self.writer.contiguous
                     and holders[source.name] == 1 and index == own and self.last_read.get(id(var)) == group.position):
-                found[source.name] = var.aval
+                found[source.name] = (var.aval, id(var))
             else:
                 refused.add(getattr(source, "name", None))
-        return {name: aval for name, aval in found.items() if name not in refused}
+        return {name: entry for name, entry in found.items() if name not in refused}
 
     def _parallel(self, group) -> bool:
         """Run the outer loop on several threads? Only at the top level (not inside a loop body),

@@ -24,8 +24,10 @@ BLAS_MIN_CONTRACTION = 8
 
 # A run of compiled equations longer than this is cut into several generated functions: LLVM's and
 # Numba's time grows faster than the function's length (ADBench's hand Jacobian, 549 equations: 51 s
-# as one function, 19 s in runs of 200, run time 0.82 -> 0.87 ms; in runs of 50, 39 s and 2 ms).
-MAX_SEGMENT_EQUATIONS = 200
+# as one function, 19 s in runs of 200, run time 0.82 -> 0.87 ms; in runs of 50, 39 s and 2 ms). Every
+# value crossing a cut is stored whole: BA's Jacobian blocks (337 equations) peaked at 32 MB in runs of
+# 200 and at 13 MB as one function (JAX: 12 MB), compiled in 8 s instead of 6 s (hand: 19 s instead of 25).
+MAX_SEGMENT_EQUATIONS = 350
 
 # Keep freed memory in the process (glibc: mallopt), as JAX's allocator does, instead of giving every
 # large array back to the OS on free and faulting its pages in again on the next call: a gradient of

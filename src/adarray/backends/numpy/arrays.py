@@ -83,11 +83,16 @@ def _wrapped(targets, m):
 
 
 @impl(indexing.scatter_mul_partials_p)
-def _scatter_mul_partials(x, updates, targets, weights):
+def _scatter_mul_partials(x, updates, targets, weights, output=None):
     """Zero counting per slot (the product of the non-zero updates and how many are zero), then one
     gather and one division over the updates; if a divided product is not a normal finite number (an
-    overflow or underflow would make the quotient inexact) everything takes the exact route instead."""
+    overflow or underflow would make the quotient inexact) everything takes the exact route instead.
+    With the scatter's output as a hint, no product per slot where every slot of it is usable."""
     x, updates, weights, targets = np.asarray(x), np.asarray(updates), np.asarray(weights), np.asarray(targets)
+    if output is not None:
+        partials = _mul_partials_from_output(x, updates, targets, weights, np.asarray(output))
+        if partials is not None:
+            return partials
     m = x.shape[0]  # NumPy's fancy indexing and ufunc.at wrap negative targets; bincount needs them wrapped
     is_zero_update = updates == 0
     zeros = np.bincount(_wrapped(targets, m), weights=is_zero_update, minlength=m) if is_zero_update.any() else None
@@ -105,6 +110,21 @@ def _scatter_mul_partials(x, updates, targets, weights):
     count, at_slot = zeros[targets], scaled[targets]
     own = np.where(count == 0, at_slot / safe, np.where((count == 1) & is_zero_update, at_slot, 0))
     return [(weights * np.where(zeros == 0, product, 0)).astype(x.dtype), own.astype(x.dtype)]
+
+
+def _mul_partials_from_output(x, updates, targets, weights, output):
+    """The division route from the scatter's result (no np.multiply.at): the product of a slot's updates
+    is output / x, the partial of an update output / update. Only where every slot of the output and of
+    output / x is a nonzero normal number (no zero and no overflow anywhere), else None."""
+    tiny = np.finfo(x.dtype).tiny
+    with np.errstate(all="ignore"):
+        product, scaled = output / x, weights * output
+    usable = (np.isfinite(output) & (np.abs(output) >= tiny) & np.isfinite(product) & (np.abs(product) >= tiny)
+              & (np.isfinite(scaled) | ~np.isfinite(weights)))
+    if not usable.all():
+        return None
+    own = scaled[targets]  # fancy indexing wraps negative targets and refuses out-of-range ones
+    return [weights * product, np.divide(own, updates, out=own)]
 
 
 def _scatter_mul_partials_exact(x, updates, targets, weights):
