@@ -221,3 +221,44 @@ def test_constant_operands_with_run_time_or_constant_indices():
         got = [np.asarray(g) for g in jax.jit(jax_backend.lower_program(program))(where)]
     np.testing.assert_array_equal(got[0], table[where] * 2.0)
     np.testing.assert_array_equal(got[1], table[:, [-1, 0, 2]])
+
+
+def _registry_cases(names):
+    from adarray.testing.registry import registry_cases
+
+    return [(case_id, args, params) for case_id, name, args, params in registry_cases() if name in names]
+
+
+@pytest.mark.parametrize("case_id, args, params", _registry_cases({"gather", "scatter"}),
+                         ids=lambda value: value if isinstance(value, str) else "")
+def test_registry_cases_with_literal_indices(case_id, args, params):
+    """Every sampled and edge case of gather and scatter, with its index arrays made literals of the program
+    (the constant-index lowering) instead of inputs, and their jvp and vjp programs, against the NumPy backend."""
+    from adarray.passes import simplify
+    from adarray.transforms.jvp import jvp_program
+    from adarray.transforms.vjp import vjp_program
+
+    operands = 1 if case_id.startswith("gather") else 2
+    inputs, indices = args[:operands], args[operands:]
+    prim = indexing.gather_p if operands == 1 else indexing.scatter_p
+    program, _, _ = trace_program(lambda *xs: prim.bind(*xs, *indices, **params),
+                                  [Aval(np.shape(a), np.asarray(a).dtype) for a in inputs], case_id)
+    assert all(isinstance(a, Literal) for a in program.eqns[-1].inputs[operands:])
+    rng = np.random.default_rng(5)
+    wrt = [np.issubdtype(np.asarray(a).dtype, np.inexact) for a in inputs]
+    programs = [(program, list(inputs))]
+    if all(wrt):
+        tangents = [rng.normal(size=np.shape(a)).astype(np.asarray(a).dtype) for a in inputs]
+        cotangents = [rng.normal(size=a.shape).astype(a.dtype) for a in program.out_avals]
+        programs += [(simplify(jvp_program(program, wrt)), list(inputs) + tangents),
+                     (simplify(vjp_program(program, wrt)), list(inputs) + cotangents)]
+    for each, values in programs:
+        with jax_backend.x64():
+            got = jax.jit(jax_backend.lower_program(each))(*values)
+        want = compile_program(each)(*values)
+        positions = _positions(np.shape(inputs[0]), params["spec"], indices)
+        duplicates = positions is not None and len(np.unique(positions)) < positions.size
+        for g, w in zip(got, want):
+            if params.get("op") == "set" and duplicates:
+                continue  # which duplicate wins is unspecified
+            np.testing.assert_allclose(np.asarray(g), w, rtol=1e-12, atol=1e-12, err_msg=case_id)
