@@ -33,6 +33,30 @@ def test_jit_on_jax_matches_the_numpy_backend_and_returns_jax_arrays():
     assert again.dtype == np.float32  # the program of the float32 signature, not a silent promotion
 
 
+def test_arrays_and_tuples_of_arrays_skip_staging_after_the_first_call(monkeypatch):
+    from adarray import compiled
+
+    def f(params, x):
+        w, b = params
+        return anp.sum(anp.tanh(x @ w + b) ** 2)
+
+    rng = np.random.default_rng(1)
+    params, x = (rng.normal(size=(3, 2)), rng.normal(size=2)), rng.normal(size=(5, 3))
+    jitted = ad.jit(ad.grad(f), backend="jax")
+    first = jitted(params, x)
+    staged = []
+    original = compiled._JaxFunction.staged
+    monkeypatch.setattr(compiled._JaxFunction, "staged", lambda self, *a: staged.append(1) or original(self, *a))
+    again = jitted(params, x)
+    assert not staged
+    for got, want in zip(again, ad.grad(f)(params, x)):
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)
+    jitted([params[0], params[1]], x)  # a list is another structure: staged again, then fast
+    jitted((params[0], params[1][:1]), x)  # another shape too
+    assert len(staged) == 2
+    np.testing.assert_allclose(np.asarray(first[0]), np.asarray(again[0]))
+
+
 def test_lower_returns_the_jax_lowered_computation():
     w, x = np.ones((3, 2)), np.ones((5, 3))
     lowered = ad.lower(ad.grad(_loss), backend="jax")(w, x)

@@ -71,6 +71,7 @@ class _JaxFunction:
         self.in_shardings, self.out_shardings = in_shardings, out_shardings
         self.kind = ("jit", "jax", object())  # this function's own cache entries (its shardings)
         self._fast: dict = {}  # (shape, dtype) of each array argument -> staged program, when that is all it takes
+        self._x64 = None
 
     def staged(self, args, kwargs):
         jax_backend = _jax_backend()
@@ -95,19 +96,18 @@ class _JaxFunction:
         return _place(leaves, staged.program.in_avals, shardings)
 
     def __call__(self, *args, **kwargs):
-        key = None if kwargs or self.static_argnums or self.static_argnames else _array_key(args)
+        key, leaves = (None, None) if kwargs or self.static_argnums or self.static_argnames else _array_key(args)
         staged = self._fast.get(key) if key is not None else None
-        if staged is not None:  # arrays only, seen before: no pytree walk, no staging lookup
+        if staged is not None:  # arrays (or tuples of arrays) only, seen before: no pytree walk, no staging lookup
             with self.x64():
-                if self.in_shardings is None:
-                    leaves = args
-                else:  # one leaf per argument here
+                if self.in_shardings is not None:  # one leaf per argument here
                     shardings = (self.in_shardings if isinstance(self.in_shardings, (tuple, list))
                                  else [self.in_shardings] * len(args))
                     leaves = _place(args, staged.program.in_avals, shardings)
                 return unflatten(staged.out_tree, staged.jax.jitted(*leaves))
         staged, call = self.staged(args, kwargs)
-        if key is not None and not staged.closure and staged.guards is None and len(call.leaves) == len(args):
+        if (key is not None and not staged.closure and staged.guards is None and len(call.leaves) == len(leaves)
+                and (self.in_shardings is None or len(leaves) == len(args))):
             self._fast[key] = staged
         if any(isinstance(leaf, Tracer) for leaf in call.leaves):
             return unflatten(staged.out_tree, staged(call.leaves))  # inside another trace: inline
@@ -119,19 +119,30 @@ class _JaxFunction:
         with self.x64():
             return staged.jax.jitted.lower(*self.inputs(staged, call, args))
 
-    @staticmethod
-    def x64():
-        return _jax_backend().x64()
+    def x64(self):
+        if self._x64 is None:  # imported once, not on every call
+            self._x64 = _jax_backend().x64
+        return self._x64()
+
+
+def _is_array(value) -> bool:
+    return isinstance(value, np.ndarray) or hasattr(type(value), "addressable_shards")
 
 
 def _array_key(args):
-    """The signature of arguments that are all NumPy or JAX arrays (None otherwise)."""
-    key = []
+    """(signature, leaves) of arguments that are all NumPy or JAX arrays or tuples and lists of them, as
+    ADBench's hand passes its parameters; (None, None) otherwise."""
+    key, leaves = [], []
     for arg in args:
-        if not (isinstance(arg, np.ndarray) or hasattr(type(arg), "addressable_shards")):
-            return None
-        key.append((arg.shape, arg.dtype))
-    return tuple(key)
+        if isinstance(arg, (tuple, list)) and all(_is_array(a) for a in arg):
+            key.append((type(arg), tuple((a.shape, a.dtype) for a in arg)))
+            leaves.extend(arg)
+        elif _is_array(arg):
+            key.append((arg.shape, arg.dtype))
+            leaves.append(arg)
+        else:
+            return None, None
+    return tuple(key), leaves
 
 
 def _is_sharding(value) -> bool:
