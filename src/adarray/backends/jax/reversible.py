@@ -47,6 +47,7 @@ from ...reversible.ir import (
     expr_text,
     statement_targets,
 )
+from ...primitives.sqrtm_logm import logm_p, sqrtm_p
 from ...reversible.primitive import adjoint_of, reversible_grad_p, reversible_p
 from .registry import host_call, lowering, x64
 
@@ -67,7 +68,7 @@ _STATIC = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a
 _UPDATE = {"inc": jnp.add, "dec": jnp.subtract, "xor": jnp.bitwise_xor, "mul": jnp.multiply,
            "div": jnp.true_divide}
 _KIND_NAMES = {"f": float, "i": int, "b": bool}
-CHECKED = (reversible_p, reversible_grad_p)  # the primitives whose lowering reports failed checks
+CHECKED = (reversible_p, reversible_grad_p, sqrtm_p, logm_p)  # the primitives whose lowering reports failures
 _pending: list = []  # the error a failed check raised on the host, for adarray.jit to re-raise as itself
 
 
