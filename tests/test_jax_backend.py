@@ -122,13 +122,12 @@ def test_every_primitive_has_a_lowering():
     assert not missing, "primitives without a JAX lowering: " + ", ".join(missing)
 
 
-HOST_CALLBACKS = ["betainc_dab", "gammainc_da", "logm", "sqrtm", "zeta_ds"]
+HOST_CALLBACKS = ["betainc_dab", "gammainc_da", "zeta_ds"]
 
 
 def test_host_callbacks_are_the_documented_ones():
     """Only these run on the host (no XLA formulation with our conventions): the series in truncated Taylor
-    arithmetic of the incomplete gamma/beta and zeta derivatives, sqrtm and logm (JAX has no logm; its sqrtm is
-    complex, CPU only). See the family modules. A primitive moved to the host (or back) must change this list,
+    arithmetic of the incomplete gamma/beta and zeta derivatives. See the family modules. A primitive moved to the host (or back) must change this list,
     the family module's docstring and docs/choosing_a_backend.md, which lists them by name."""
     import pathlib
     import re
