@@ -117,12 +117,14 @@ def _report(name, ok, batch_shape, shape):
     first = jnp.argmin(flat)
 
     def raise_it(index):
-        where = np.unravel_index(int(index), batch_shape) if batch_shape else ""
+        where = tuple(int(i) for i in np.unravel_index(int(index), batch_shape)) if batch_shape else ""
         message = (f"{name}: the matrix {where} of shape {shape} has no real principal {_what(name)} (an "
                    "eigenvalue on the closed negative real axis, 0 included: the Denman-Beavers iteration met a "
                    "singular matrix or did not converge; adarray computes in real arithmetic)")
-        _pending[:] = [(LinAlgError, message)]
-        raise LinAlgError(message)
+        _pending[:] = [(LinAlgError, message)]  # adarray.jit re-raises it as itself (interpreter.py)
+        exception = LinAlgError.__new__(LinAlgError)
+        Exception.__init__(exception, message)  # no source location: this frame is JAX's
+        raise exception
 
     lax.cond(jnp.all(flat), lambda: None, lambda: jax.debug.callback(raise_it, first))
 
