@@ -127,8 +127,9 @@ HOST_CALLBACKS = ["betainc_dab", "gammainc_da", "zeta_ds"]
 
 def test_host_callbacks_are_the_documented_ones():
     """Only these run on the host (no XLA formulation with our conventions): the series in truncated Taylor
-    arithmetic of the incomplete gamma/beta and zeta derivatives. See the family modules. A primitive moved to the host (or back) must change this list,
-    the family module's docstring and docs/choosing_a_backend.md, which lists them by name."""
+    arithmetic of the incomplete gamma/beta and zeta derivatives. See the family modules. A primitive moved to
+    the host (or back) must change this list, the family module's docstring and docs/choosing_a_backend.md,
+    which lists them by name."""
     import pathlib
     import re
 

@@ -36,6 +36,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from ...core.errors import ExecutionError, ReversibilityError, ShapeError
+from ...primitives.sqrtm_logm import logm_p, sqrtm_p
 from ...reversible.ir import (
     UPDATE_SYMBOLS,
     array_leaves,
@@ -47,7 +48,6 @@ from ...reversible.ir import (
     expr_text,
     statement_targets,
 )
-from ...primitives.sqrtm_logm import logm_p, sqrtm_p
 from ...reversible.primitive import adjoint_of, reversible_grad_p, reversible_p
 from .registry import host_call, lowering, x64
 
