@@ -122,3 +122,28 @@ def test_no_host_computation(monkeypatch):
     assert len(callbacks) == 2, targets
     assert "stablehlo.case" in text or "stablehlo.if" in text
     assert "while" in text
+
+
+def test_jax_vmap_of_the_lowered_program():
+    """Under jax.vmap the failure report's lax.cond becomes a select that runs both branches: valid stacks must
+    not raise, and an invalid element still does."""
+    from adarray.backends import jax as jax_backend
+
+    lowered = jax_backend.lower_program(ad.make_ir(sl.sqrtm)(np.eye(2)))
+    with jax_backend.x64():
+        roots = jax.vmap(lambda x: lowered(x)[0])(np.stack([4.0 * np.eye(2), 9.0 * np.eye(2)]))
+        np.testing.assert_allclose(np.asarray(roots), np.stack([2.0 * np.eye(2), 3.0 * np.eye(2)]), rtol=1e-14)
+        with pytest.raises(Exception, match="no real principal square root"):
+            jax.block_until_ready(jax.vmap(lambda x: lowered(x)[0])(np.stack([np.eye(2), -np.eye(2)])))
+
+
+def test_accuracy_near_the_negative_real_axis():
+    """Eigenvalues at angle pi - delta: the iteration's first M is nearly singular (its eigenvalues ~ delta^2/4),
+    so the error grows like eps / delta^2 (documented in backends/jax/sqrtm_logm.py); still a real result."""
+    for delta, tolerance in [(0.5, 1e-14), (0.01, 1e-11), (1e-4, 1e-7)]:
+        t = np.pi - delta
+        a = 2.0 * np.array([[np.cos(t), -np.sin(t)], [np.sin(t), np.cos(t)]])
+        for name, (ours, reference) in FUNCTIONS.items():
+            got = np.asarray(ad.jit(ours, backend="jax")(a))
+            want = np.real(reference(a))
+            assert np.abs(got - want).max() <= tolerance * np.abs(want).max(), (name, delta)
