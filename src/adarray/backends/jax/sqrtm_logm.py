@@ -81,7 +81,7 @@ def _log_near_identity(x):
     eye = _eye(x)
     total = jnp.zeros_like(x)
     for node, weight in zip(_NODES, _WEIGHTS):
-        total = total + weight * jnp.linalg.solve((eye + node * x).mT, x.mT).mT  # X (I + t X)^-1
+        total = total + weight * jnp.linalg.solve(eye + node * x, x)  # (I + t X)^-1 X = X (I + t X)^-1
     return total
 
 
