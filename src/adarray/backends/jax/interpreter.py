@@ -19,8 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ...core.ir import Literal, Program
-from .registry import HOST_CALLBACKS, TAKES_CONSTANTS, host_call, lowering_of, x64
-from .reversible import CHECKED, take_pending_error
+from .registry import CHECKED, HOST_CALLBACKS, TAKES_CONSTANTS, host_call, lowering_of, take_pending_error, x64
 
 _lowered: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -97,8 +96,9 @@ class Compiled:
 
 
 class _RaisingFailedChecks:
-    """A jitted program with reversible functions: calls wait for their results, so that the error of a failed
-    run-time check (raised on the host by backends/jax/reversible.py) is raised by the call as itself."""
+    """A jitted program with checked lowerings (reversible functions, sqrtm, logm): calls wait for their results,
+    so that the error of a failed run-time check (raised on the host by registry.fail_on_host) is raised by the
+    call as itself."""
 
     def __init__(self, jitted):
         self.jitted = jitted

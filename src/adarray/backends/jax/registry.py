@@ -16,6 +16,10 @@ context every lowered program is traced, compiled and run in.
 A lowering registered with `lowering(prim, constants=True)` receives the inputs that are constants
 of the program (literals, and results folded from them) as NumPy arrays, so that it can specialise
 on their values (constant_indices.py), and may return a NumPy array: a constant folded at lowering.
+
+A lowering registered with `lowering(prim, checked=True)` may fail at run time (a reversibility check,
+a matrix without a real square root): it calls `fail_on_host(failed, describe, ...)`, and adarray.jit
+waits for the results of programs containing it and raises the adarray error itself (interpreter.py).
 """
 from __future__ import annotations
 
@@ -28,10 +32,13 @@ from ...core.primitive import Primitive
 LOWERINGS: dict[Primitive, object] = {}
 HOST_CALLBACKS: set[Primitive] = set()
 TAKES_CONSTANTS: set[Primitive] = set()  # lowerings that see constant inputs as NumPy arrays (module doc)
+CHECKED: set[Primitive] = set()  # lowerings that may report a failure through fail_on_host (module doc)
+_pending: list = []  # (error class, message) of the failure raised on the host during the last call
 
 
-def lowering(*primitives: Primitive, constants: bool = False):
-    """Register the decorated function as the JAX lowering of `primitives` (`constants`: see the module doc)."""
+def lowering(*primitives: Primitive, constants: bool = False, checked: bool = False):
+    """Register the decorated function as the JAX lowering of `primitives` (`constants`, `checked`: see the
+    module doc)."""
     for primitive in primitives:
         if not isinstance(primitive, Primitive):
             raise TypeError(f"lowering takes Primitive objects, got {primitive!r}")
@@ -43,6 +50,8 @@ def lowering(*primitives: Primitive, constants: bool = False):
                 TAKES_CONSTANTS.add(primitive)
             else:
                 TAKES_CONSTANTS.discard(primitive)
+            if checked:
+                CHECKED.add(primitive)
         return fn
 
     return register
@@ -53,6 +62,28 @@ def host_callback(*primitives: Primitive) -> None:
     for primitive in primitives:
         HOST_CALLBACKS.add(primitive)
         LOWERINGS.pop(primitive, None)
+
+
+def fail_on_host(failed, describe, *operands) -> None:
+    """Inside a checked lowering: when the traced flag `failed` is true, raise on the host the error that
+    `describe(*operand values)` returns as (error class, message), through one jax.debug.callback under a
+    lax.cond (the host is only called on failure); adarray.jit re-raises it as itself after the call."""
+
+    def raise_it(failed_now, *values):
+        if not failed_now:  # under jax.vmap the cond is a select that runs this branch too
+            return
+        error, message = describe(*values)
+        _pending[:] = [(error, message)]
+        exception = error.__new__(error)
+        Exception.__init__(exception, message)  # no source location: this frame is JAX's, the caller's is unknown
+        raise exception
+
+    jax.lax.cond(failed, lambda: jax.debug.callback(raise_it, failed, *operands), lambda: None)
+
+
+def take_pending_error():
+    """(error class, message) of the failure raised on the host during the last call, if any (once)."""
+    return _pending.pop() if _pending else None
 
 
 def lowering_of(primitive: Primitive):

@@ -36,7 +36,6 @@ import jax.numpy as jnp
 from jax import lax
 
 from ...core.errors import ExecutionError, ReversibilityError, ShapeError
-from ...primitives.sqrtm_logm import logm_p, sqrtm_p
 from ...reversible.ir import (
     UPDATE_SYMBOLS,
     array_leaves,
@@ -49,7 +48,7 @@ from ...reversible.ir import (
     statement_targets,
 )
 from ...reversible.primitive import adjoint_of, reversible_grad_p, reversible_p
-from .registry import host_call, lowering, x64
+from .registry import fail_on_host, host_call, lowering, x64
 
 UNROLL, UNROLL_STATEMENTS = 8, 64  # loops of at most 8 known iterations and 64 inlined statements: unrolled
 VALUE_SLOTS = 6  # the most values a check shows: range(a, b, s) became range(a', b', s')
@@ -68,8 +67,6 @@ _STATIC = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a
 _UPDATE = {"inc": jnp.add, "dec": jnp.subtract, "xor": jnp.bitwise_xor, "mul": jnp.multiply,
            "div": jnp.true_divide}
 _KIND_NAMES = {"f": float, "i": int, "b": bool}
-CHECKED = (reversible_p, reversible_grad_p, sqrtm_p, logm_p)  # the primitives whose lowering reports failures
-_pending: list = []  # the error a failed check raised on the host, for adarray.jit to re-raise as itself
 
 
 class Unsupported(Exception):
@@ -625,22 +622,13 @@ def _report(messages, code, values) -> None:
     flat = code.reshape(-1)
     first = jnp.argmax(flat >= 0)
 
-    def raise_it(k, shown):
+    def describe(k, shown):
         text, error, kinds = messages[int(k)]
-        message = text.format(*[_KIND_NAMES[kind if kind in "fb" else "i"](v)
-                                for kind, v in zip(kinds, shown.tolist())])
-        _pending[:] = [(error, message)]
-        exception = error.__new__(error)
-        Exception.__init__(exception, message)  # no source location: this frame is JAX's, the caller's is unknown
-        raise exception
+        return error, text.format(*[_KIND_NAMES[kind if kind in "fb" else "i"](v)
+                                    for kind, v in zip(kinds, shown.tolist())])
 
     shown = jnp.stack(values, axis=-1).reshape(-1, VALUE_SLOTS)[first]
-    lax.cond(jnp.any(flat >= 0), lambda: jax.debug.callback(raise_it, flat[first], shown), lambda: None)
-
-
-def take_pending_error():
-    """(error class, message) of the check that failed on the host during the last call, if any (once)."""
-    return _pending.pop() if _pending else None
+    fail_on_host(jnp.any(flat >= 0), describe, flat[first], shown)
 
 
 class _Aval:
@@ -648,13 +636,13 @@ class _Aval:
         self.shape, self.dtype = shape, dtype
 
 
-@lowering(reversible_p)
+@lowering(reversible_p, checked=True)
 def _reversible(*args, program, batch):
     avals = [_Aval(jnp.shape(a), jnp.asarray(a).dtype) for a in args]
     return _run(program, args, batch, 0, avals, reversible_p, {"program": program, "batch": batch})
 
 
-@lowering(reversible_grad_p)
+@lowering(reversible_grad_p, checked=True)
 def _reversible_grad(*args, program, batch):
     keep = len(program[0][1])
     avals = [_Aval(jnp.shape(a), jnp.asarray(a).dtype) for a in args[keep:]]

@@ -12,7 +12,7 @@ logm    inverse scaling and squaring: k square roots (the iteration above) until
 A matrix with an eigenvalue on the closed negative real axis (0 included) has no real principal root or
 logarithm: the iteration meets a singular M or does not converge. Then one `jax.debug.callback` (under a
 `lax.cond`: the host is only contacted on failure) raises LinAlgError, which `adarray.jit(..., backend="jax")`
-re-raises as itself (the mechanism of reversible.py: sqrtm_p and logm_p are in its CHECKED). Unlike SciPy
+re-raises as itself (registry.fail_on_host; the lowerings are registered as checked). Unlike SciPy
 (the NumPy backend), sqrtm of a singular matrix that has a real square root (diag(0, 1)) raises too: the
 iteration inverts it (the root is not differentiable there anyway). Agreement with SciPy on well-conditioned
 matrices (I + 0.3 N(0, 1)/sqrt(n), SPD, n <= 8): about 1e-14 relative (tests/test_jax_matfun.py). Less near
@@ -22,15 +22,13 @@ method stays near eps/delta, the problem's condition).
 """
 from __future__ import annotations
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
 from ...primitives.matrices import LinAlgError
 from ...primitives.sqrtm_logm import logm_p, sqrtm_p
-from .registry import lowering
-from .reversible import _pending
+from .registry import fail_on_host, lowering
 
 SQRTM_STEPS = 100  # the iteration converges in ~10 steps from a well-scaled start; more means no real root
 SQRTM_TOLERANCE = 1e-10  # ||M - I||_F at which one more (quadratically convergent) step reaches rounding level
@@ -115,24 +113,16 @@ def _what(name):
 
 
 def _report(name, ok, batch_shape, shape):
-    """Raise LinAlgError on the host (once, under a lax.cond) if some matrix of the stack failed."""
+    """Raise LinAlgError on the host if some matrix of the stack failed."""
     flat = ok.reshape(-1)
-    first = jnp.argmin(flat)
 
-    def raise_it(all_ok, index):
-        if all_ok:  # under jax.vmap the cond is a select that runs this branch too: check again
-            return
+    def describe(index):
         where = tuple(int(i) for i in np.unravel_index(int(index), batch_shape)) if batch_shape else ""
-        message = (f"{name}: the matrix {where} of shape {shape} has no real principal {_what(name)} (an "
-                   "eigenvalue on the closed negative real axis, 0 included: the Denman-Beavers iteration met a "
-                   "singular matrix or did not converge; adarray computes in real arithmetic)")
-        _pending[:] = [(LinAlgError, message)]  # adarray.jit re-raises it as itself (interpreter.py)
-        exception = LinAlgError.__new__(LinAlgError)
-        Exception.__init__(exception, message)  # no source location: this frame is JAX's
-        raise exception
+        return LinAlgError, (f"{name}: the matrix {where} of shape {shape} has no real principal {_what(name)} (an "
+                             "eigenvalue on the closed negative real axis, 0 included: the Denman-Beavers iteration "
+                             "met a singular matrix or did not converge; adarray computes in real arithmetic)")
 
-    all_ok = jnp.all(flat)
-    lax.cond(all_ok, lambda: None, lambda: jax.debug.callback(raise_it, all_ok, first))
+    fail_on_host(~jnp.all(flat), describe, jnp.argmin(flat))
 
 
 def _lowered(name, function):
@@ -146,5 +136,5 @@ def _lowered(name, function):
     return lower
 
 
-lowering(sqrtm_p)(_lowered("sqrtm", _sqrtm_iteration))
-lowering(logm_p)(_lowered("logm", _logm_scaled))
+lowering(sqrtm_p, checked=True)(_lowered("sqrtm", _sqrtm_iteration))
+lowering(logm_p, checked=True)(_lowered("logm", _logm_scaled))
