@@ -1,4 +1,4 @@
-"""The native JAX lowerings of the shape-parameter series (gammainc_da, zeta_ds) against the
+"""The native JAX lowerings of the shape-parameter series (gammainc_da, betainc_dab, zeta_ds) against the
 NumPy backend's implementations, beyond the registry's samplers: random inputs in every branch of each
 expansion, near the boundaries between them and of the domain, orders 1-3, NaN and the constant edges; and
 the lowered computation has no host callback (custom call) for them."""
@@ -64,6 +64,30 @@ def test_gammainc_da_agrees_with_numpy_backend(order):
     _check("gammainc_da", (np.zeros((0, 3)), np.ones(3)), {"order": order})
 
 
+def _betainc_points(rng):
+    a, b = rng.uniform(0.05, 25.0, 300), rng.uniform(0.05, 25.0, 300)
+    switch = (a + 1.0) / (a + b + 2.0)                              # the fraction in x below, in 1 - x above
+    x = np.concatenate([rng.uniform(0.0, 1.0, 100) * switch[:100], switch[100:200] + (1 - switch[100:200])
+                        * rng.uniform(0.0, 1.0, 100), switch[200:] * (1.0 + rng.choice([-1e-9, 0.0, 1e-9], 100))])
+    a = np.concatenate([a, rng.uniform(1e-3, 0.05, 20), [2.0, 2.0, 0.0, -1.0, np.nan, np.inf, 3.0, 3.0, 3.0]])
+    b = np.concatenate([b, rng.uniform(20.0, 60.0, 20), [2.0, 2.0, 1.0, 1.0, 1.0, 1.0, 0.0, 3.0, 3.0]])
+    x = np.concatenate([x, rng.uniform(1e-6, 0.2, 20), [0.0, 1.0, 0.5, 0.5, 0.5, 0.5, 0.5, np.nan, 1.5]])
+    return a, b, x
+
+
+@pytest.mark.parametrize("da, db", [(1, 0), (0, 1), (1, 1), (2, 0), (0, 2), (2, 1), (1, 2), (3, 0), (0, 3)])
+def test_betainc_dab_agrees_with_numpy_backend(da, db):
+    rng = np.random.default_rng(seed("jax-series", "betainc_dab", da, db))
+    a, b, x = _betainc_points(rng)
+    # 1e-9: at the smallest a, b the higher derivatives are differences of polygammas ~ 1 / a^3, which both
+    # implementations round at 1e-16 of those terms
+    got = _check("betainc_dab", (a, b, x), {"da": da, "db": db}, rtol=1e-9)
+    assert np.all(got[(a > 0) & (b > 0) & np.isfinite(a) & ((x == 0) | (x == 1))] == 0.0)  # I is 0 or 1 there
+    _check("betainc_dab", (a[:300].reshape(10, 30), b[:30], x[:300].reshape(10, 30)), {"da": da, "db": db})
+    _check("betainc_dab", tuple(v.astype(np.float32) for v in (a, b, x)), {"da": da, "db": db}, rtol=1e-9)
+    _check("betainc_dab", (np.zeros((0,)), np.ones(0), np.ones(0)), {"da": da, "db": db})
+
+
 def _custom_calls(fn, *args):
     text = ad.lower(fn, backend="jax")(*args).as_text()
     return [line for line in text.splitlines() if "custom_call" in line or "callback" in line]
@@ -74,6 +98,12 @@ def test_gammainc_da_lowers_without_host_callback():
     assert not _custom_calls(lambda a, x: special.gammainc_da(a, x, 2), a, x)
     # and the derivatives of gammainc in a, which bind it
     assert not _custom_calls(ad.grad(lambda a, x: ad.numpy.sum(special.gammainc(a, x)), argnums=0), a, x)
+
+
+def test_betainc_dab_lowers_without_host_callback():
+    a, b, x = np.array([0.5, 2.0, 7.0]), np.array([1.5, 3.0, 0.5]), np.array([0.3, 0.9, 0.5])
+    assert not _custom_calls(lambda a, b, x: special.betainc_dab(a, b, x, 1, 2), a, b, x)
+    assert not _custom_calls(ad.grad(lambda a, b, x: ad.numpy.sum(special.betainc(a, b, x)), argnums=(0, 1)), a, b, x)
 
 
 @pytest.mark.parametrize("order", [1, 2, 3])

@@ -1,11 +1,9 @@
 """JAX lowerings of the special-function primitives (primitives/special.py): jax.scipy.special.
 
-The derivatives of the regularized incomplete gamma function in its shape parameter (`gammainc_da`) are
-the algorithms of backends/numpy/special.py in jnp: the series of P(a, x) and Legendre's continued
-fraction of Q(a, x), each evaluated in truncated Taylor arithmetic in da, vectorised over the
-elements. The incomplete beta function's (`betainc_dab`) still runs on the host (jax.pure_callback):
-a native `betacf` in the same style was written but its tests ran 80 s each (some elements seem never
-to meet the stopping rule) and it was not verified in time. The NumPy version stops when
+The derivatives of the regularized incomplete gamma and beta functions in their shape parameters
+(`gammainc_da`, `betainc_dab`) are the algorithms of backends/numpy/special.py in jnp: the series of
+P(a, x), Legendre's continued fraction of Q(a, x) and Numerical Recipes' `betacf`, each evaluated in
+truncated Taylor arithmetic in (da, db), vectorised over the elements. The NumPy version stops when
 every element has converged; here each expansion is a `lax.while_loop` that runs until every element
 has converged (or MAX_ITERATIONS), and an element that has converged keeps its value (its update is
 masked), so each element stops at the term its own convergence test picks. Both expansions run on
@@ -20,10 +18,10 @@ import jax.scipy.special as jss
 from jax import lax
 
 from ...primitives import special
-from .registry import LOWERINGS, host_callback, lowering
+from .registry import LOWERINGS, lowering
 
 # The constants of backends/numpy/special.py (the reference these lowerings must agree with).
-EPS = 1e-16
+EPS = 2.0 ** -52
 FPMIN = 1e-300
 MAX_ITERATIONS = 100_000
 
@@ -177,5 +175,86 @@ def _gammainc_da(a, x, *, order):
 
 # --- I_x(a, b) and its (a, b)-derivatives --------------------------------------------------------------
 
+def _betaln(a, b):
+    """log B(a, b) for a, b > 0 as Cephes' lbeta (SciPy) computes it: gammaln(a) + gammaln(b) - gammaln(a + b),
+    and its asymptotic series where one argument exceeds 1e6 times the other. (jax.scipy.special.betaln of JAX
+    0.10 is off by 1e-6 absolute at e.g. (3.01, 8.46), which the derivatives would inherit as relative error.)"""
+    big, small = jnp.maximum(a, b), jnp.minimum(a, b)
+    asymptotic = (jss.gammaln(small) - small * jnp.log(big) - small * (small - 1) / (2 * big)
+                  + small * (small - 1) * (2 * small - 1) / (12 * big ** 2)
+                  - small ** 2 * (small - 1) ** 2 / (12 * big ** 3))
+    direct = jss.gammaln(a) + jss.gammaln(b) - jss.gammaln(a + b)
+    return jnp.where(big > 1e6 * small, asymptotic, direct)
 
-host_callback(special.betainc_dab_p)  # a native version was not verified in time (see the module doc)
+
+def _beta_exponent(a, b, x, shape):
+    """(a + da) log x + (b + db) log(1 - x) - log B(a + da, b + db) as a series."""
+    rows, cols = shape
+    out = jnp.zeros(shape + jnp.shape(a))
+    out = out.at[0, 0].set(jss.xlogy(a, x) + jss.xlog1py(b, -x) - _betaln(a, b))
+
+    def psi(k, v):  # polygamma(k, v), with digamma for k = 0
+        return jss.digamma(v) if k == 0 else jss.polygamma(k, v)
+
+    for i in range(rows):
+        for j in range(cols):
+            if i + j == 0:
+                continue
+            coefficient = psi(i + j - 1, a + b)
+            if j == 0:
+                coefficient = coefficient - psi(i - 1, a)
+            if i == 0:
+                coefficient = coefficient - psi(j - 1, b)
+            out = out.at[i, j].set(coefficient / (math.factorial(i) * math.factorial(j)))
+    if rows > 1:
+        out = out.at[1, 0].add(jnp.log(x))
+    if cols > 1:
+        out = out.at[0, 1].add(jnp.log1p(-x))
+    return out
+
+
+def _beta_fraction(p, q, x):
+    """Numerical Recipes' betacf(p, q, x) in series arithmetic (p, q are series)."""
+    one = _constant(jnp.ones_like(x), p.shape[:2])
+    total, p_plus, p_minus = p + q, p + one, p - one
+    d = _reciprocal(_guard(one - _mul(total, _reciprocal(p_plus)) * x))
+
+    def step(m, state):
+        c, d, fraction = state
+        m = m.astype(x.dtype)
+        even = _mul(q - m * one, _reciprocal(_mul(p_minus + 2 * m * one, p + 2 * m * one))) * (m * x)
+        odd = -_mul(_mul(p + m * one, total + m * one),
+                    _reciprocal(_mul(p + 2 * m * one, p_plus + 2 * m * one))) * x
+        for coefficient in (even, odd):
+            d = _reciprocal(_guard(one + _mul(coefficient, d)))
+            c = _guard(one + _mul(coefficient, _reciprocal(c)))
+            old, fraction = fraction, _mul(fraction, _mul(c, d))
+        return (c, d, fraction), _converged(fraction, old)
+
+    return _iterate(step, (one, d, d), jnp.zeros(x.shape, bool))[2]
+
+
+@lowering(special.betainc_dab_p)
+def _betainc_dab(a, b, x, *, da, db):
+    """d^(da+db) I_x(a, b) / da^da db^db (da + db >= 1), as backends/numpy/special.py computes it."""
+    dtype = jnp.result_type(a, b, x)
+    a, b, x = jnp.broadcast_arrays(*(jnp.asarray(v, jnp.float64) for v in (a, b, x)))
+    out_shape = a.shape
+    a, b, x = a.ravel(), b.ravel(), x.ravel()
+    out = jnp.where((a > 0) & (b > 0) & (x >= 0) & (x <= 1), 0.0, jnp.nan)  # x = 0, 1: I is 0 or 1
+    inner = (a > 0) & (b > 0) & (x > 0) & (x < 1) & jnp.isfinite(a) & jnp.isfinite(b)
+    a, b, x = jnp.where(inner, a, 1.0), jnp.where(inner, b, 1.0), jnp.where(inner, x, 0.25)  # safe elsewhere
+    shape = (da + 1, db + 1)
+    swap = x >= (a + 1.0) / (a + b + 2.0)  # there I = 1 - I_(1-x)(b, a)
+    # The parameter in the first place of the fraction: a + da, or b + db where swapped.
+    p = _constant(jnp.where(swap, b, a), shape)
+    q = _constant(jnp.where(swap, a, b), shape)
+    if da:
+        p, q = p.at[1, 0].set(jnp.where(swap, 0.0, 1.0)), q.at[1, 0].set(jnp.where(swap, 1.0, 0.0))
+    if db:
+        p, q = p.at[0, 1].set(jnp.where(swap, 1.0, 0.0)), q.at[0, 1].set(jnp.where(swap, 0.0, 1.0))
+    fraction = _beta_fraction(p, q, jnp.where(swap, 1.0 - x, x))
+    value = _mul(_exp(_beta_exponent(a, b, x, shape)), _mul(fraction, _reciprocal(p)))[da, db]
+    scale = float(math.factorial(da) * math.factorial(db))
+    out = jnp.where(inner, scale * jnp.where(swap, -value, value), out)
+    return out.reshape(out_shape).astype(dtype)
