@@ -12,9 +12,9 @@ the function with SciPy's conventions (gamma, beta, expn), and SciPy's own formu
     zeta     jax.scipy.special.zeta (Hurwitz, s > 1), and where q == 1 the Riemann function continued to
              s < 1 as SciPy does: the reflection formula for s < 0 (0 at the negative even integers),
              the Euler-Maclaurin sum for 0 <= s < 1 (its terms are analytic in s).
-    zeta_ds  d^k/ds^k zeta(s, q): backends/numpy/gamma_functions.py's Euler-Maclaurin formula (DIRECT_TERMS
-             direct terms, the Bernoulli corrections) in truncated Taylor arithmetic in s, in jnp: a fixed
-             number of terms, so no loop; NaN for q <= 0 and where the Hurwitz function is (s < 1, q != 1).
+    zeta_ds  d^k/ds^k zeta(s, q): the Euler-Maclaurin formula in truncated Taylor arithmetic in s that the
+             NumPy backend uses (backends/hurwitz_zeta.py), in jnp: a fixed number of terms, so no loop; NaN
+             for q <= 0 and where the Hurwitz function is (s < 1, q != 1).
 """
 from __future__ import annotations
 
@@ -24,12 +24,12 @@ import jax.numpy as jnp
 import jax.scipy.special as jss
 
 from ...primitives import gamma_functions as gf
+from ..hurwitz_zeta import BERNOULLI, zeta_series
 from .registry import lowering
 
 LARGE = 1e3  # arguments of Gamma from which Stirling's series is used for ratios
 BINOM_PRODUCT_TERMS = 20  # SciPy multiplies out binom(n, k) for integer 0 <= k < 20
 EULER_MACLAURIN_TERMS = 12  # sum_{n < N} n^-s, then the tail: N^-17 ~ 1e-18 relative for 0 <= s < 1
-BERNOULLI = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510)  # B_2 .. B_16
 
 
 @lowering(gf.gamma_p)
@@ -150,51 +150,10 @@ def _zeta(s, q):
     return jnp.where((q == 1.0) & (s < 1), continued, hurwitz).astype(s.dtype)
 
 
-# --- zeta_ds: truncated Taylor series in ds, arrays of shape (order + 1, *elements) ---------------------
-DIRECT_TERMS = 20  # as backends/numpy/gamma_functions.py: with the 8 Bernoulli terms, 1e-20 relative remainder
-
-
-def _product(a, b):
-    return jnp.stack([sum(a[i] * b[k - i] for i in range(k + 1)) for k in range(a.shape[0])])
-
-
-def _power_series(base, s0, order):
-    """base^-(s0 + ds) = base^-s0 exp(-ds log base): coefficients base^-s0 (-log base)^k / k!."""
-    log_base = jnp.log(base)
-    first = jnp.exp(-s0 * log_base)
-    return jnp.stack([first * (-log_base) ** k / math.factorial(k) for k in range(order + 1)])
-
-
-def _linear(c, order):
-    """The series of c + ds."""
-    return jnp.stack([c] + [jnp.ones_like(c)] * (order > 0) + [jnp.zeros_like(c)] * (order - 1))
-
-
-def _reciprocal_linear(c, order):
-    """The series of 1 / (c + ds) = sum_k (-1)^k ds^k / c^(k+1)."""
-    return jnp.stack([(-1.0) ** k / c ** (k + 1) for k in range(order + 1)])
-
-
-def _zeta_series(s, q, order):
-    a = DIRECT_TERMS + q
-    total = sum(_power_series(n + q, s, order) for n in range(DIRECT_TERMS))
-    tail = _power_series(a, s, order)                                     # a^-s
-    total = total + _product(a * tail, _reciprocal_linear(s - 1.0, order))  # a^(1-s) / (s - 1)
-    total = total + 0.5 * tail
-    rising = _linear(s, order)                                            # s (s + 1) ... (s + 2j - 2)
-    power = tail / a                                                      # a^(-s-1)
-    for j, bernoulli in enumerate(BERNOULLI, start=1):
-        if j > 1:
-            rising = _product(_product(rising, _linear(s + 2 * j - 3, order)), _linear(s + 2 * j - 2, order))
-            power = power / (a * a)
-        total = total + bernoulli / math.factorial(2 * j) * _product(rising, power)
-    return total
-
-
 @lowering(gf.zeta_ds_p)
 def _zeta_ds(s, q, *, order):
     dtype = jnp.result_type(s)
     s, q = jnp.broadcast_arrays(jnp.asarray(s, jnp.float64), jnp.asarray(q, jnp.float64))
     valid = (q > 0) & ((s >= 1.0) | (q == 1.0))
-    series = _zeta_series(s, jnp.where(valid, q, 1.0), order)
+    series = zeta_series(s, jnp.where(valid, q, 1.0), order, jnp)
     return jnp.where(valid, math.factorial(order) * series[order], jnp.nan).astype(dtype)
