@@ -156,17 +156,17 @@ def return_freed_memory() -> None:
 def peak_memory_mb(fn: Callable[[], Any], repeats: int = 5) -> float:
     """Growth of the resident set (MB) during a call of fn, the largest of `repeats` calls (a call may reuse pages
     a previous call's result still held when the peak was reset); tracemalloc's peak where /proc is missing."""
-    if _reset_peak():
-        growth = []
-        for _ in range(repeats):
-            _reset_peak()
-            before = _status_kb("VmRSS")
-            block(fn())
-            peak = _status_kb("VmHWM")
-            if before is not None and peak is not None:
-                growth.append(max(peak - before, 0) / 1024)
-        if growth:
-            return max(growth)
+    growth = []
+    for _ in range(repeats):
+        if not _reset_peak():
+            break
+        before = _status_kb("VmRSS")
+        block(fn())
+        peak = _status_kb("VmHWM")
+        if before is not None and peak is not None:
+            growth.append(max(peak - before, 0) / 1024)
+    if growth:
+        return max(growth)
     tracemalloc.start()
     try:
         block(fn())

@@ -182,7 +182,7 @@ def run(args, problems, tools, size) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     results: list[Result] = []
-    measured = []  # (result, derivative call) for the memory pass after all timing
+    measured = []  # (tool, result, derivative call) for the memory pass after all timing
     spent: dict = {}
     describe, step, close = _progress(len(instances) * len(modules))
     try:
