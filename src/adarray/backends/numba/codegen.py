@@ -582,9 +582,12 @@ class ProgramEmitter:
         for var_id, source in stored.items():
             self.sources[var_id] = source
         if domain and self._parallel(group):
-            line = self.writer.lines[header]
-            self.writer.lines[header] = line.replace(" in range(", " in numba.prange(", 1)
-            self.writer.parallel = True
+            self.run_on_threads(header)
+
+    def run_on_threads(self, header: int) -> None:
+        """Make the loop written at line `header` a numba.prange (the function becomes parallel=True)."""
+        self.writer.lines[header] = self.writer.lines[header].replace(" in range(", " in numba.prange(", 1)
+        self.writer.parallel = True
 
     def _dead_after(self, group) -> dict:
         """{array name: (aval, variable id)} of the arrays computed here that this loop group reads last, each only at

@@ -301,8 +301,7 @@ def _product_others(em, eqn):
             with loops(em, [inner[d] for d in axes], [aval.shape[d] for d in axes]):
                 em.emit(f"{out.read(at)} = {em.read(scale, at)} * {product} / {em.read(x, at)}")
             if em.depth == 0 and not kept_axes and aval.size >= options.PARALLEL_MIN_WORK and options.parallel():
-                em.writer.lines[header] = em.writer.lines[header].replace(" in range(", " in numba.prange(", 1)
-                em.writer.parallel = True
+                em.run_on_threads(header)
         with em.block("else:"):
             with loops(em, [inner[d] for d in axes], [aval.shape[d] for d in axes]):
                 value = em.let(em.read(x, at))
