@@ -21,7 +21,7 @@ import pytest
 pytest.importorskip("numba")
 
 from adarray.backends import numba as numba_backend  # noqa: E402
-from adarray.backends.numba import runtime  # noqa: E402
+from adarray.backends.numba import options, runtime  # noqa: E402
 from adarray.backends.numba.table import lowerable  # noqa: E402
 from adarray.backends.numpy import compile_program as numpy_program  # noqa: E402
 from adarray.core.ir import Eqn, Literal, Program, Var  # noqa: E402
@@ -30,6 +30,13 @@ from adarray.testing.registry import primitive_program, registry_cases, seed  # 
 from adarray.transforms.jvp import jvp_program  # noqa: E402
 from adarray.transforms.vjp import vjp_program  # noqa: E402
 from adarray.transforms.vmap import vmap_program  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def chains_at_every_size(monkeypatch):
+    """Loops sharing leading axes run as chains however small their arrays (codegen.ProgramEmitter._chain),
+    so that the vmapped and differentiated programs here test chains as well."""
+    monkeypatch.setattr(options, "CHAIN_MIN_BYTES", 0)
 
 
 def _selected_cases():

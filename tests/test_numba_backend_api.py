@@ -283,6 +283,84 @@ def test_an_array_still_needed_is_not_written_over(later):
         np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
+def group_descriptions(fn, *args) -> list[str]:
+    return runtime.generate(ad.make_ir(fn)(*args), "f", True)[3]
+
+
+def test_loops_sharing_a_leading_axis_run_as_one_loop_keeping_their_values_per_iteration(monkeypatch):
+    """BA's Jacobian blocks (loops over (p, 3), (p, 2), (p, 2, 3), ...): one chain over p, and no (p, ...) array but
+    the four outputs."""
+    from benchmarks.adbench import tool_adarray
+
+    from test_adbench import synthetic_ba
+
+    monkeypatch.setattr(options, "CHAIN_MIN_BYTES", 0)
+    data = synthetic_ba(p=40)
+    args = (data.cams, data.X, data.w, data.obs[:, 0], data.obs[:, 1], data.feats)
+    groups = group_descriptions(tool_adarray.ba_blocks, *args)
+    assert [g.split(":")[0] for g in groups] == ["chain (40,)"], groups
+    text = runtime.generate(ad.make_ir(tool_adarray.ba_blocks)(*args), "blocks", False)[0]
+    assert len(re.findall(r"np\.empty\(\(40,", text)) == 4, text
+    for got, want in zip(ad.jit(tool_adarray.ba_blocks, backend="numba")(*args), ad.jit(tool_adarray.ba_blocks)(*args)):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_small_loops_sharing_a_leading_axis_stay_apart():
+    """Below options.CHAIN_MIN_BYTES the values passing between loops stay in the cache: no chain."""
+    def f(x):
+        row = anp.sum(anp.exp(x), axis=1)
+        return anp.exp(x) * row[:, None]
+
+    x = np.random.default_rng(5).normal(size=(10, 3))
+    assert not any(g.startswith("chain") for g in group_descriptions(f, x))
+    assert any(g.startswith("chain") for g in group_descriptions(f, np.zeros((options.CHAIN_MIN_BYTES // 8, 3))))
+
+
+def test_a_value_read_at_another_leading_index_is_not_kept_per_iteration(monkeypatch):
+    """The row sums are read in reverse order, so they must all exist before the second loop: two loops."""
+    def f(x):
+        row = anp.sum(anp.exp(x), axis=1)
+        return x * row[::-1, None] + row[:, None]
+
+    monkeypatch.setattr(options, "CHAIN_MIN_BYTES", 0)
+    x = np.random.default_rng(6).normal(size=(30, 3))
+    assert not any(g.startswith("chain") for g in group_descriptions(f, x))
+    np.testing.assert_allclose(ad.jit(f, backend="numba")(x), ad.jit(f)(x), rtol=1e-13)
+
+
+def test_an_array_read_at_another_leading_index_in_a_chain_is_not_written_over(monkeypatch):
+    """The running sums are read by the chain's first loop in reverse order (at rows the last loop has already
+    passed): the last loop must not write its result into their array, though it is their last reader."""
+    def f(x):
+        running = anp.cumsum(x, axis=0)
+        backwards = anp.sum(running[::-1] * running[::-1], axis=1)
+        return anp.exp(running) * backwards[:, None]
+
+    monkeypatch.setattr(options, "CHAIN_MIN_BYTES", 0)
+    x = np.random.default_rng(7).normal(size=(30, 3))
+    assert any(g.startswith("chain") for g in group_descriptions(f, x))
+    np.testing.assert_allclose(ad.jit(f, backend="numba")(x), ad.jit(f)(x), rtol=1e-13)
+
+
+def test_a_chain_on_threads_has_scratch_arrays_per_thread(monkeypatch):
+    """In a parallel chain the scratch arrays are allocated inside the prange loop (Numba hoists them, one per
+    thread), not shared before it."""
+    def f(x):
+        squares = anp.exp(x) * anp.sin(x)
+        return anp.exp(squares) * anp.sum(squares, axis=1)[:, None]
+
+    monkeypatch.setattr(options, "CHAIN_MIN_BYTES", 0)
+    monkeypatch.setattr(options, "PARALLEL_MIN_WORK", 0)
+    monkeypatch.setattr(options, "parallel", lambda: True)
+    x = np.random.default_rng(8).normal(size=(2000, 5))
+    text = runtime.generate(ad.make_ir(f)(x), "f", False)[0]
+    lines = text.splitlines()
+    loop = next(k for k, line in enumerate(lines) if "numba.prange(2000)" in line)
+    scratch = [k for k, line in enumerate(lines) if re.search(r"w\d+ = np\.empty\(\(5,\)", line)]
+    assert scratch and all(k > loop for k in scratch), text
+    np.testing.assert_allclose(ad.jit(f, backend="numba")(x), ad.jit(f)(x), rtol=1e-13)
+
+
 def test_a_reversed_argument_is_read_in_place_by_a_right_to_left_scan():
     """The general reduce's gradient scans the reversed input: a view of the argument, not a copy."""
     def f(m):

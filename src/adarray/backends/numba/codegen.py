@@ -68,6 +68,23 @@ class Buffer:
         return not self.prefix
 
 
+class Scratch(Buffer):
+    """A value kept for one iteration of a chain's outer loop: an array of the value's inner shape,
+    indexed by the inner axes only (the outer ones are the iteration's)."""
+
+    whole = False
+
+    def __init__(self, name: str, aval, outer: int):
+        super().__init__(name)
+        self.aval, self.outer = aval, outer
+
+    def read(self, index) -> str:
+        return f"{self.name}[{', '.join(tuple(index)[self.outer:])}]"
+
+    def allocation(self) -> str:
+        return f"{self.name} = np.empty({tuple(self.aval.shape[self.outer:])!r}, {scalar.type_name(self.aval.dtype)})"
+
+
 class Remapped:
     """A read-only view: `read(index)` -> the text for that element (e.g. a product computed by BLAS
     in another layout)."""
@@ -116,10 +133,15 @@ def allocation(aval) -> str:
 
 
 class Group:
+    """A loop nest over `domain` ("loop"), one opaque equation ("opaque"), or a chain: loop groups
+    (`members`) run inside one loop over their shared leading axes (`domain`)."""
+
     def __init__(self, kind: str, domain, position: int):
         self.kind, self.domain, self.position = kind, domain, position
         self.eqns: list = []
         self.reads: list = []  # (root variable, index) read by a loop group's elements
+        self.members: list[Group] = []
+        self.chain: Group | None = None  # the chain a loop group runs in
 
 
 class ProgramEmitter:
@@ -333,6 +355,10 @@ class ProgramEmitter:
         groups = self._group(live)
         for eqn in self.views:
             self.needs_array.add(id(eqn.inputs[0]))
+        groups = self._chain(groups)
+        for var_id in self.crossing:
+            if var_id not in self.scratch:
+                self.needs_array.add(var_id)
         return groups
 
     def _view_outputs(self) -> list:
@@ -397,6 +423,7 @@ class ProgramEmitter:
         self.group_of: dict[int, Group] = {}
         self.needs_array: set[int] = set()
         self.last_read: dict[int, float] = {}  # root variable -> position of the last group reading it
+        self.crossing: dict[int, list] = {}  # root variable -> (loop group, index) reading it from outside its own
         for atom in self.program.outputs:
             if isinstance(atom, Var):
                 self.needs_array.add(id(atom))
@@ -426,7 +453,7 @@ class ProgramEmitter:
                     groups.append(group)
                 for var, index in reads:  # read outside its own group's iteration: it must be stored
                     if self.group_of[id(self.defining[id(var)][0])] is not group or index != own:
-                        self.needs_array.add(id(var))
+                        self.crossing.setdefault(id(var), []).append((group, index))
                     self.last_read[id(var)] = max(self.last_read.get(id(var), 0), group.position)
                 group.reads.extend(reads)
             group.eqns.append(eqn)
@@ -442,6 +469,69 @@ class ProgramEmitter:
             if isinstance(atom, Var):
                 self.last_read[id(atom)] = float("inf")
         return groups
+
+    def _chain(self, groups) -> list[Group]:
+        """Runs of consecutive loop groups whose domains share leading axes, and that read each other's
+        values only at the same leading index, become chains: one loop over the shared axes, each
+        member's own loops inside. A value that only members of its chain read is then kept for one
+        iteration (a scalar, or a scratch array of its inner shape) instead of as a whole array: BA's
+        Jacobian blocks, loops over (p, 3), (p, 2), (p, 2, 3), ..., need no (p, ...) intermediates.
+        Only at the top level (a loop body's arrays are already allocated once)."""
+        self.scratch: dict[int, int] = {}  # variable kept per iteration -> its chain's number of outer axes
+        if self.depth > 0 or self.targets is not None or not options.CHAINS:
+            return groups
+        chained, run = [], []
+        for group in [*groups, None]:
+            if group is not None and group.kind == "loop" and run and self._shared_axes([*run, group]):
+                run.append(group)
+                continue
+            chained.extend(self._close_chain(run))
+            run = [group] if group is not None and group.kind == "loop" and group.domain else []
+            if group is not None and not run:
+                chained.append(group)
+        return chained
+
+    def _shared_axes(self, members) -> int:
+        """How many leading axes `members` (loop groups, in order) can share as a chain: the common
+        leading axes of their domains, as long as every value one member computes is read by the
+        members at the same index along them (0: they cannot be a chain)."""
+        shared = 0
+        for sizes in zip(*(group.domain for group in members)):
+            if len(set(sizes)) > 1:
+                break
+            shared += 1
+        outer = index_names(self.depth, shared)
+        inside = {id(group) for group in members}
+        for group in members:
+            for var, index in group.reads:
+                while shared and id(self.group_of[id(self.defining[id(var)][0])]) in inside \
+                        and index[:shared] != outer[:shared]:
+                    shared -= 1
+        return shared
+
+    def _close_chain(self, run) -> list[Group]:
+        """`run` as one chain if that saves a whole array, else as the groups it is."""
+        if len(run) < 2:
+            return run
+        shared = self._shared_axes(run)
+        outer = index_names(self.depth, shared)
+        inside = {id(group) for group in run}
+        kept = [var_id for var_id, reads in self.crossing.items()
+                if var_id not in self.needs_array and id(self.group_of[id(self.defining[var_id][0])]) in inside
+                and all(id(group) in inside and index[:shared] == outer for group, index in reads)]
+        if sum(self._whole_bytes(var_id) for var_id in kept) < options.CHAIN_MIN_BYTES:
+            return run
+        chain = Group("chain", run[0].domain[:shared], run[0].position)
+        chain.members = run
+        for group in run:
+            group.chain = chain
+        for var_id in kept:
+            self.scratch[var_id] = shared
+        return [chain]
+
+    def _whole_bytes(self, var_id) -> int:
+        aval = self.defining[var_id][0].outputs[self.defining[var_id][1]].aval
+        return int(np.prod(aval.shape)) * np.dtype(aval.dtype).itemsize
 
     def _roots_reached(self, atom):
         """The roots an inlined expression of `atom` may read (any index)."""
@@ -493,6 +583,8 @@ class ProgramEmitter:
                 outs = lowering_of(eqn).emit(self, eqn)
                 for var, source in zip(eqn.outputs, outs):
                     self.sources[id(var)] = source
+            elif group.kind == "chain":
+                self._emit_chain(group, output_targets)
             else:
                 self._emit_loop(group, output_targets)
             if timed:
@@ -514,6 +606,8 @@ class ProgramEmitter:
 
     def describe(self, group: Group) -> str:
         """`loop (1000, 25): exp x2, mul x3, reduce -> 2 arrays` or `opaque: fold`."""
+        if group.kind == "chain":
+            return f"chain {group.domain}: " + "; ".join(self.describe(member) for member in group.members)
         if group.kind == "opaque":
             eqn = group.eqns[0]
             shapes = ", ".join(str(v.aval) for v in eqn.outputs[:3])
@@ -541,27 +635,62 @@ class ProgramEmitter:
         return names
 
     def _emit_loop(self, group: Group, output_targets) -> None:
-        domain = group.domain
-        names = index_names(self.depth, len(domain))
+        header = len(self.writer.lines)
+        self.raises = False
+        self._emit_nest(group, self._storage(group, output_targets))
+        if group.domain and self._parallel(group.domain, [group]):
+            self.run_on_threads(header)
+
+    def _emit_chain(self, chain: Group, output_targets) -> None:
+        """One loop over the chain's shared axes; each member's loops over its other axes inside, in order.
+        The members' whole arrays are allocated before the loop, their scratch arrays in it (Numba hoists
+        an allocation out of a parallel loop, one per thread; without threads they come before it)."""
+        storage = [self._storage(group, output_targets) for group in chain.members]
+        scratch = [source.allocation() for stored, _, _ in storage for source in stored.values()
+                   if isinstance(source, Scratch)]
+        header = len(self.writer.lines)
+        self.raises = False
+        names = index_names(self.depth, len(chain.domain))
+        with contextlib.ExitStack() as stack:
+            for d, n in enumerate(chain.domain):
+                stack.enter_context(self.block(f"for {names[d]} in range({n}):"))
+            body = "    " * self.indent
+            for group, entry in zip(chain.members, storage):
+                self._emit_nest(group, entry, outer=len(chain.domain))
+        if self._parallel(chain.domain, chain.members):
+            self.run_on_threads(header)
+            self.writer.lines[header + 1:header + 1] = [body + line for line in scratch]
+        else:
+            self.writer.lines[header:header] = ["    " * self.indent + line for line in scratch]
+
+    def _storage(self, group: Group, output_targets):
+        """Where a loop group's outputs go: {variable id: Source}, the outputs written over arrays read for
+        the last time here, and those arrays' values."""
         stored = {}
         reusable = self._dead_after(group)
-        reused, moved = set(), []  # outputs written over arrays read for the last time here, and those arrays' values
+        reused, moved = set(), []
         for eqn in group.eqns:
             for var in eqn.outputs:
                 if id(var) in output_targets:
                     stored[id(var)] = output_targets[id(var)]
-                elif var.aval.ndim == 0:
+                elif var.aval.ndim == 0 or self.scratch.get(id(var)) == var.aval.ndim:
                     stored[id(var)] = Local(self.fresh("s"))
+                elif id(var) in self.scratch:
+                    stored[id(var)] = Scratch(self.fresh("w"), var.aval, self.scratch[id(var)])
                 elif id(var) in self.needs_array:
                     same = next((name for name, (aval, _) in reusable.items() if aval == var.aval), None)
                     if same is not None:
                         moved.append(reusable.pop(same)[1])
                         reused.add(id(var))
                     stored[id(var)] = Buffer(same or self.allocate(var.aval))
-        header = len(self.writer.lines)
-        self.raises = False
+        return stored, reused, moved
+
+    def _emit_nest(self, group: Group, storage, outer: int = 0) -> None:
+        """The loops of a group over its domain's axes from `outer` on (the others are a chain's)."""
+        stored, reused, moved = storage
+        names = index_names(self.depth, len(group.domain))
         with contextlib.ExitStack() as stack:
-            for d, n in enumerate(domain):
+            for d, n in enumerate(group.domain[outer:], outer):
                 stack.enter_context(self.block(f"for {names[d]} in range({n}):"))
             deferred = []  # writes into an input's array: after every read of this element
             for eqn in group.eqns:
@@ -581,8 +710,6 @@ class ProgramEmitter:
             del self.sources[var_id]
         for var_id, source in stored.items():
             self.sources[var_id] = source
-        if domain and self._parallel(group):
-            self.run_on_threads(header)
 
     def run_on_threads(self, header: int) -> None:
         """Make the loop written at line `header` a numba.prange (the function becomes parallel=True)."""
@@ -602,6 +729,9 @@ class ProgramEmitter:
             if isinstance(source, Buffer):
                 holders[source.name] = holders.get(source.name, 0) + 1
         found, refused = {}, set()
+        for other in group.chain.members if group.chain else ():  # read in another iteration of its loop
+            if other is not group:
+                refused.update(getattr(self.sources.get(id(var)), "name", None) for var, _ in other.reads)
         for var, index in group.reads:
             source = self.sources.get(id(var))
             if (isinstance(source, Buffer) and source.whole and source.name in self.writer.contiguous
@@ -611,12 +741,13 @@ class ProgramEmitter:
                 refused.add(getattr(source, "name", None))
         return {name: entry for name, entry in found.items() if name not in refused}
 
-    def _parallel(self, group) -> bool:
-        """Run the outer loop on several threads? Only at the top level (not inside a loop body),
-        for large groups (the cost model's threshold) whose elements cannot raise (gathers check
-        their indices)."""
-        work = int(np.prod(group.domain)) * sum(1.0 + self.cost_of(eqn) for eqn in group.eqns)
-        return (self.depth == 0 and options.parallel() and not self.raises and group.domain[0] > 1
+    def _parallel(self, domain, groups) -> bool:
+        """Run the outer loop (over `domain`, of loop `groups`) on several threads? Only at the top level
+        (not inside a loop body), for large groups (the cost model's threshold) whose elements cannot
+        raise (gathers check their indices)."""
+        work = sum(int(np.prod(group.domain)) * sum(1.0 + self.cost_of(eqn) for eqn in group.eqns)
+                   for group in groups)
+        return (self.depth == 0 and options.parallel() and not self.raises and domain[0] > 1
                 and work >= options.PARALLEL_MIN_WORK)
 
     def cost_of(self, eqn) -> float:
