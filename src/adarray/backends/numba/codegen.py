@@ -11,7 +11,10 @@ A program (or a nested program: a loop body, a branch) is emitted in three steps
    same domain that comes after everything it reads, where a root of the group itself may be read
    only at the group's own index (that element is already computed in the iteration). A root read
    only inside its own group needs no array at all: it stays a scalar temporary (multi-output
-   fusion). Opaque equations are groups of their own.
+   fusion). Opaque equations are groups of their own. Consecutive loop groups whose domains share
+   leading axes become a *chain* when that saves large arrays: one loop over the shared axes, each
+   group's own loops inside, and a value read only inside the chain at the same leading index is
+   kept for one iteration (a scalar or a scratch array of its inner shape).
 3. *Emission*: one loop nest per group; each root's expression is written once per element with
    common subexpressions shared (`(variable, index)` -> temporary), and stored if it is read
    elsewhere.
