@@ -342,6 +342,13 @@ def test_an_array_read_at_another_leading_index_in_a_chain_is_not_written_over(m
     np.testing.assert_allclose(ad.jit(f, backend="numba")(x), ad.jit(f)(x), rtol=1e-13)
 
 
+def test_a_large_loop_runs_on_threads(monkeypatch):
+    monkeypatch.setattr(options, "parallel", lambda: True)
+    x = np.linspace(-1.0, 1.0, options.PARALLEL_MIN_WORK)
+    text = runtime.generate(ad.make_ir(lambda v: anp.exp(v) * anp.sin(v))(x), "f", False)[0]
+    assert re.search(r"for i0_0 in numba\.prange\(\d+\):", text) and "parallel=True" in text, text
+
+
 def test_a_chain_on_threads_has_scratch_arrays_per_thread(monkeypatch):
     """In a parallel chain the scratch arrays are allocated inside the prange loop (Numba hoists them, one per
     thread), not shared before it."""

@@ -638,9 +638,10 @@ class ProgramEmitter:
         return names
 
     def _emit_loop(self, group: Group, output_targets) -> None:
+        storage = self._storage(group, output_targets)  # allocates before the loop
         header = len(self.writer.lines)
         self.raises = False
-        self._emit_nest(group, self._storage(group, output_targets))
+        self._emit_nest(group, storage)
         if group.domain and self._parallel(group.domain, [group]):
             self.run_on_threads(header)
 
