@@ -11,7 +11,9 @@ from adarray.kernels import execution, kernel, kernel_backend
 from adarray.kernels import primitive as kernel_primitive
 
 # adarray only and the NumPy interpreter: no JAX, PyTorch or Numba compilation, so a run takes seconds.
-QUICK = ["--quick", "--tools", "adarray", "--backends", "numpy"]
+# NumPy programs only: compiling the Numba backend's variants (f, g) takes 15 s on a cold cache; they are tested
+# once, in test_the_numba_variant_runs_compiled_and_agrees
+QUICK = ["--quick", "--tools", "adarray", "--backends", "numpy", "--backend", "numpy"]
 
 
 def test_a_quick_run_prints_every_table_and_writes_markdown_and_csv(tmp_path, capsys):
@@ -59,6 +61,8 @@ def test_the_numba_variant_runs_compiled_and_agrees(capsys):
     out = capsys.readouterr().out
     assert code == 0, out
     assert "| 64 | sum(c_new) | (c) adarray mixed, Numba | mixed, fused |" in out
+    assert "| 64 | sum(c_new) | (f) adarray mixed, Numba backend | compiled program |" in out
+    assert "| 64 | sum(c_new) | (g) adarray reverse, where, Numba backend | compiled program |" in out
 
 
 def test_without_numba_or_peers_those_variants_are_skipped_with_a_note(monkeypatch, capsys):
