@@ -267,3 +267,26 @@ def test_reduce_by_index_mul_to_second_order_with_zeros(backend):
         np.testing.assert_allclose(np.asarray(gradient(v)), want, rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(np.asarray(forward(v)), hessian_v, rtol=1e-7, atol=1e-8)
         np.testing.assert_allclose(np.asarray(reverse(v)), hessian_v, rtol=1e-7, atol=1e-8)
+
+
+@pytest.mark.parametrize("backend", ["numba", "numpy", "jax"])
+def test_reduce_by_index_mul_second_order_after_a_bin_whose_product_overflows(backend):
+    """Bin 0's product overflows (three updates of 1e200) and the loss does not read it: the Hessian-vector products
+    of the other bins are finite and as if bin 0 were moderate (the segmented products restart at each bin, and an
+    infinite product before a restart does not leak into the next bin as 0 * inf)."""
+    if backend == "jax":
+        pytest.importorskip("jax")
+    indices = np.array([0, 0, 0, 1, 1, 2, 2, 2])
+    dest, weights = np.array([1.0, 1.5, -0.5]), np.array([0.0, 2.0, -1.0])
+    direction = np.random.default_rng(9).normal(size=len(indices))
+    loss = lambda v: anp.sum(weights[1:] * ad.reduce_by_index(dest, "mul", indices, v)[1:] ** 2)
+    forward = ad.jit(lambda v: ad.jvp(ad.grad(loss), (v,), (direction,))[1], backend=backend)
+    reverse = ad.jit(lambda v: ad.vjp(ad.grad(loss), v)[1](direction)[0], backend=backend)
+    huge = np.array([1e200, 1e200, 1e200, 0.7, 1.3, 0.9, 1.1, 1.2])
+    moderate = np.concatenate([[1.0, 1.0, 1.0], huge[3:]])
+    h = 1e-5
+    want = (_mul_histogram_gradient(moderate + h * direction, dest, indices, weights)
+            - _mul_histogram_gradient(moderate - h * direction, dest, indices, weights)) / (2 * h)
+    for v in (moderate, huge):
+        for got in (np.asarray(forward(v)), np.asarray(reverse(v))):
+            np.testing.assert_allclose(got[3:], want[3:], rtol=1e-7, atol=1e-8)

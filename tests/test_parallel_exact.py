@@ -346,3 +346,47 @@ def test_vmap_of_scatter_gradients_matches_a_loop():
         ex, eu = ad.grad(g, argnums=(0, 1))(x[i], updates[i])
         np.testing.assert_array_equal(gx[i], ex)
         np.testing.assert_array_equal(gu[i], eu)
+
+
+def _recurrence_reference(a, b, reverse):
+    """s_k = a_k s_(k-1) + b_k along the last axis, a zero coefficient restarting (s_k = b_k)."""
+    a, b = (np.flip(a, -1), np.flip(b, -1)) if reverse else (a, b)
+    s, state = np.empty_like(b), np.zeros(b.shape[:-1])
+    for k in range(b.shape[-1]):
+        with np.errstate(over="ignore"):
+            state = np.where(a[..., k] == 0, 0.0, a[..., k] * state) + b[..., k]
+        s[..., k] = state
+    return np.flip(s, -1) if reverse else s
+
+
+@pytest.mark.parametrize("backend", ["numpy", "numba", "jax"])
+@pytest.mark.parametrize("reverse", [False, True])
+def test_a_zero_coefficient_restarts_a_linear_recurrence_after_an_infinite_state(backend, reverse):
+    """The state overflows to inf; the zero coefficient after it restarts (b, not 0 * inf = NaN), in the values and in
+    the jvp and vjp (whose zero tangents and cotangents meet the inf state)."""
+    from adarray.primitives.scan import linear_recurrence
+
+    if backend != "numpy":
+        pytest.importorskip(backend)
+    a = np.array([[2.0, 1e300, 1e300, 0.0, 3.0, 0.5, 0.0, 2.0], [1.0, 0.5, 0.0, 2.0, 0.0, 1.0, 4.0, 0.5]])
+    b = np.array([[1.0, 1e300, 0.0, 5.0, 1.0, 2.0, 1.0, 1.0], [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]])
+    if reverse:
+        a, b = np.flip(a, 1).copy(), np.flip(b, 1).copy()
+    want = _recurrence_reference(a, b, reverse)
+    assert np.isinf(want[0]).any() and np.isfinite(want[0, 3:] if not reverse else want[0, :5]).all()
+    run = lambda f: ad.jit(f, backend=backend)
+    np.testing.assert_allclose(np.asarray(run(lambda a, b: linear_recurrence(a, b, 1, reverse))(a, b)), want)
+    np.testing.assert_allclose(np.asarray(run(lambda a, b: linear_recurrence(a.T, b.T, 0, reverse))(a, b)), want.T)
+    # derivatives along b only (a's tangent is zero): the recurrence again, restarting in the same places
+    db = np.random.default_rng(3).normal(size=b.shape)
+    tangent = run(lambda a, b, db: ad.jvp(lambda u: linear_recurrence(a, u, 1, reverse), (b,), (db,))[1])(a, b, db)
+    np.testing.assert_allclose(np.asarray(tangent), _recurrence_reference(a, db, reverse))
+    weights = np.where(np.isfinite(want), 1.0, 0.0)  # the loss reads only the finite states
+    gradient = run(lambda a, b: ad.grad(lambda u: anp.sum(
+        weights * anp.where(weights > 0, linear_recurrence(a, u, 1, reverse), 0.0)))(b))(a, b)
+    assert np.isfinite(np.asarray(gradient)).all()
+    direction = np.random.default_rng(4).normal(size=b.shape)
+    h = 1e-6
+    plain = lambda u: np.sum(weights * np.where(weights > 0, _recurrence_reference(a, u, reverse), 0.0))
+    np.testing.assert_allclose(np.sum(np.asarray(gradient) * direction),
+                               (plain(b + h * direction) - plain(b - h * direction)) / (2 * h), rtol=1e-6)

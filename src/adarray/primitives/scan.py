@@ -1,5 +1,5 @@
 """Scans along one axis: scan[op, axis, reverse] (inclusive cumsum and cumprod) and
-linear_recurrence[axis, reverse] (s_k = a_k * s_(k-1) + b_k, s_(-1) = 0).
+linear_recurrence[axis, reverse] (s_k = a_k * s_(k-1) + b_k, s_(-1) = 0; a product with a zero factor is 0).
 
 cumsum is linear; its transpose is the cumsum running the other way.
 cummax/cummin send each output's derivative to the element it took its value from
@@ -164,7 +164,9 @@ linear_recurrence_p = Primitive("linear_recurrence", _recurrence_abstract_eval)
 
 
 def linear_recurrence(a, b, axis: int, reverse: bool = False):
-    """s_k = a_k * s_(k-1) + b_k along `axis` (s_(k+1) if reverse), starting from 0."""
+    """s_k = a_k * s_(k-1) + b_k along `axis` (s_(k+1) if reverse), starting from 0, where a_k * s_(k-1) is 0 if
+    either is 0: a zero coefficient restarts the recurrence (s_k = b_k) even after an infinite or NaN state
+    (segmented products restart at each segment after one that overflowed)."""
     return linear_recurrence_p.bind(a, b, axis=int(axis), reverse=bool(reverse))
 
 
@@ -172,7 +174,7 @@ def _recurrence_jvp(tangents, primals, output, *, axis, reverse):
     (ta, tb), (a, b) = tangents, primals
     if is_zero(ta) and is_zero(tb):
         return Zero(aval_of_value(output))
-    offsets = Zero(aval_of_value(b)) if is_zero(ta) else ew.mul(ta, shift(output, axis, reverse))
+    offsets = Zero(aval_of_value(b)) if is_zero(ta) else ew.safe_mul(ta, shift(output, axis, reverse))
     offsets = add_tangents(offsets, tb)
     return linear_recurrence(a, offsets, axis, reverse)
 
@@ -182,7 +184,7 @@ def _recurrence_vjp(cotangent, primals, output, needs, *, axis, reverse):
     if is_zero(cotangent):
         return [None, None]
     adjoint = linear_recurrence(shift(a, axis, not reverse), cotangent, axis, not reverse)
-    return [ew.mul(adjoint, shift(output, axis, reverse)) if needs[0] else None, adjoint]
+    return [ew.safe_mul(adjoint, shift(output, axis, reverse)) if needs[0] else None, adjoint]
 
 
 linear_recurrence_p.jvp, linear_recurrence_p.vjp = _recurrence_jvp, _recurrence_vjp
@@ -307,7 +309,7 @@ def _recurrence_series(series, output, push, solve):
 
 
 def _recurrence_taylor(series, output, *, axis, reverse):
-    return _recurrence_series(series, output, lambda a, s: ew.mul(a, shift(s, axis, reverse)),
+    return _recurrence_series(series, output, lambda a, s: ew.safe_mul(a, shift(s, axis, reverse)),
                               lambda a, b: linear_recurrence(a, b, axis, reverse))
 
 

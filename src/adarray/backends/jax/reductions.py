@@ -58,13 +58,18 @@ def _associative(combine, leaves, axis, reverse):
 
 @lowering(scan.linear_recurrence_p)
 def _linear_recurrence(a, b, *, axis, reverse):
-    """s_k = a_k s_(k-1) + b_k: pairs (a, b) compose as (a1, b1) then (a2, b2) = (a2 a1, a2 b1 + b2)."""
+    """s_k = a_k s_(k-1) + b_k: pairs (a, b) compose as (a1, b1) then (a2, b2) = (a2 a1, a2 b1 + b2), each product
+    0 where a factor is 0 (a zero coefficient restarts whatever came before, inf or NaN; a zero state stays 0
+    through coefficients whose product overflowed)."""
     a, b = jnp.broadcast_arrays(a, b)
     dtype = jnp.result_type(a, b)
 
+    def product(x, y):
+        return jnp.where((x == 0) | (y == 0), jnp.zeros_like(x), x * y)
+
     def combine(first, second):
         (a1, b1), (a2, b2) = first, second
-        return a2 * a1, a2 * b1 + b2
+        return product(a2, a1), product(a2, b1) + b2
 
     return _associative(combine, [a.astype(dtype), b.astype(dtype)], axis, reverse)[1]
 

@@ -221,17 +221,19 @@ def _linear_recurrence(em, eqn):
 
     a, b = eqn.inputs
     axis, reverse = eqn.params["axis"], eqn.params["reverse"]
+
+    zero = scalar.constant(0, eqn.outputs[0].aval.dtype)
+
+    def step(state, index):  # a_k s_(k-1) is 0 where either is 0 (a restart after an inf state: not NaN)
+        gain = em.let(em.read(a, index))
+        return f"({gain} * {state} if {gain} != 0 and {state} != 0 else {zero}) + {em.read(b, index)}"
+
     if eqn.outputs[0].aval.ndim == 1:
-        return [_running(em, eqn.outputs[0].aval, reverse, lambda index: em.read(b, index),
-                         lambda running, index: f"{em.read(a, index)} * {running} + {em.read(b, index)}")]
+        return [_running(em, eqn.outputs[0].aval, reverse, lambda index: em.read(b, index), step)]
     out = Buffer(em.allocate(eqn.outputs[0].aval))
 
     def body(index, previous):
-        offset = em.read(b, index)
-        if previous is None:
-            em.emit(out.write(index, offset))
-        else:
-            em.emit(out.write(index, f"{em.read(a, index)} * {out.read(previous)} + {offset}"))
+        em.emit(out.write(index, em.read(b, index) if previous is None else step(out.read(previous), index)))
 
     _along(em, eqn.outputs[0].aval, axis, reverse, body)
     return [out]

@@ -73,20 +73,30 @@ def _linear_recurrence(a, b, *, axis, reverse):
     gain = np.array(np.swapaxes(a.reshape((count, width) + rest), 0, 1), order="C")
     local = np.array(np.swapaxes(b.reshape((count, width) + rest), 0, 1), order="C")
     step = np.empty_like(local[0])
-    for j in range(1, width):
-        np.multiply(gain[j], local[j - 1], out=step)
-        local[j] += step
-        gain[j] *= gain[j - 1]
-    starts = np.empty_like(local[0])
-    incoming = np.zeros(rest, b.dtype)
-    for k in range(count):
-        starts[k] = incoming
-        incoming = gain[-1, k] * incoming + local[-1, k]
-    local += gain * starts[None]
+    with np.errstate(invalid="ignore", over="ignore"):
+        for j in range(1, width):
+            _product(gain[j], local[j - 1], step)
+            local[j] += step
+            _product(gain[j], gain[j - 1], gain[j])
+        starts = np.empty_like(local[0])
+        incoming = np.zeros(rest, b.dtype)
+        for k in range(count):
+            starts[k] = incoming
+            incoming = _product(gain[-1, k], incoming, np.empty_like(incoming)) + local[-1, k]
+        local += _product(gain, starts[None], np.empty_like(gain))
     values = np.swapaxes(local, 0, 1).reshape((count * width,) + rest)[:n]
     if reverse:
         values = values[::-1]
     return np.ascontiguousarray(np.moveaxis(values, 0, axis))
+
+
+def _product(gain, state, out):
+    """gain * state into `out`, 0 where either is 0 (linear_recurrence: a zero coefficient restarts whatever the state
+    before it, inf or NaN; a zero state stays 0 through a product of coefficients that overflowed)."""
+    zero = (gain == 0) | (state == 0)
+    np.multiply(gain, state, out=out)
+    np.copyto(out, 0, where=zero)
+    return out
 
 
 @impl(scan.matrix_recurrence_p)
