@@ -83,6 +83,8 @@ def test_betainc_dab_agrees_with_numpy_backend(da, db):
     # implementations round at 1e-16 of those terms
     got = _check("betainc_dab", (a, b, x), {"da": da, "db": db}, rtol=1e-9)
     assert np.all(got[(a > 0) & (b > 0) & np.isfinite(a) & ((x == 0) | (x == 1))] == 0.0)  # I is 0 or 1 there
+    if (da, db) != (2, 1):  # the other shapes and dtypes at one mixed order: each is a compilation of seconds
+        return
     _check("betainc_dab", (a[:300].reshape(10, 30), b[:30], x[:300].reshape(10, 30)), {"da": da, "db": db})
     _check("betainc_dab", tuple(v.astype(np.float32) for v in (a, b, x)), {"da": da, "db": db}, rtol=1e-9)
     _check("betainc_dab", (np.zeros((0,)), np.ones(0), np.ones(0)), {"da": da, "db": db})
