@@ -529,8 +529,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--elements", type=int, default=1 << 18,
                         help="elements of the arity and branch sections (default 2^18)")
     parser.add_argument("--repeats", type=int, default=5, help="timed calls per variant after the first")
-    parser.add_argument("--threads", type=int, default=1, help="threads for JAX and PyTorch (default 1; NumPy's "
-                        "elementwise operations and the Numba loops use one)")
+    parser.add_argument("--threads", type=int, default=1, help="threads for JAX, PyTorch and the Numba backend's "
+                        "parallel loops (default 1; NumPy's elementwise operations and the Numba kernels use one)")
     parser.add_argument("--quick", action="store_true", help="n = 64, k = 1..2, 4096 elements, 2 repeats: a smoke run")
     parser.add_argument("--out", help="also write mixed_mode.md and one .csv per section to this folder")
     return parser
@@ -562,6 +562,20 @@ def available_backends(wanted):
     return [b for b in wanted if b != "numba" or execution.numba_available()]
 
 
+def numba_threads(count):
+    """Let the Numba backend's parallel loops use `count` threads (at most those Numba started), as the peers get;
+    returns the previous count (None without Numba, or when `count` is None)."""
+    from adarray.kernels import execution
+
+    if count is None or not execution.numba_available():
+        return None
+    import numba
+
+    previous = numba.get_num_threads()
+    numba.set_num_threads(min(count, numba.config.NUMBA_NUM_THREADS))
+    return previous
+
+
 def main(argv=None) -> int:
     args = parse(argv)
     backends = available_backends(args.backends)
@@ -579,12 +593,13 @@ def main(argv=None) -> int:
             print(f"- {name}: not installed, skipped")
     runners = {"hmlstm": run_hmlstm, "arity": run_arity, "branch": run_branch}
     failures, tables = [], []
-    previous = kernel_backend()
+    previous, threads = kernel_backend(), numba_threads(args.threads)
     try:
         for section in args.sections:
             tables.append(runners[section](args, backends, peers, failures))
     finally:
         set_kernel_backend(previous)
+        numba_threads(threads)
     if args.out:
         folder = Path(args.out)
         folder.mkdir(parents=True, exist_ok=True)

@@ -106,3 +106,19 @@ def test_crossover_is_where_reverse_mode_stays_faster():
     assert "does not match: the measured limit is 3" in mixed_mode.crossover_verdict(4, 16, 8)
     assert "consistent" in mixed_mode.crossover_verdict(None, 16, 16)
     assert "the limit could be at least 16" in mixed_mode.crossover_verdict(None, 16, 8)
+
+
+@pytest.mark.skipif(not execution.numba_available(), reason="numba is not installed")
+def test_the_numba_backend_runs_with_the_peers_thread_count_and_gets_its_own_back(monkeypatch):
+    import numba
+
+    seen = []
+
+    def section(args, backends, peers, failures):
+        seen.append(numba.get_num_threads())
+        return mixed_mode.Table("branch", "a stand-in", ["n"])
+
+    before = numba.get_num_threads()
+    monkeypatch.setattr(mixed_mode, "run_branch", section)
+    assert mixed_mode.main(["--quick", "--tools", "adarray", "--section", "branch", "--threads", "1"]) == 0
+    assert seen == [1] and numba.get_num_threads() == before
