@@ -20,6 +20,14 @@ DIRECT_TERMS = 20
 BERNOULLI = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510)   # B_2 .. B_16
 
 
+def zeta_derivative(s, q, order: int, xp):
+    """d^order/ds^order zeta(s, q) (s, q: float64 arrays of one shape); NaN for q <= 0 and where the Hurwitz
+    function is (s < 1 with q != 1: only the Riemann function, q == 1, is continued there)."""
+    valid = (q > 0) & ((s >= 1.0) | (q == 1.0))
+    series = zeta_series(s, xp.where(valid, q, 1.0), order, xp)
+    return xp.where(valid, math.factorial(order) * series[order], xp.nan)
+
+
 def zeta_series(s, q, order: int, xp):
     """The series of zeta(s + ds, q) in ds to `order` (s, q: arrays of one shape)."""
     a = DIRECT_TERMS + q

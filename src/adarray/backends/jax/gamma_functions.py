@@ -24,7 +24,7 @@ import jax.numpy as jnp
 import jax.scipy.special as jss
 
 from ...primitives import gamma_functions as gf
-from ..hurwitz_zeta import BERNOULLI, zeta_series
+from ..hurwitz_zeta import BERNOULLI, zeta_derivative
 from .registry import lowering
 
 LARGE = 1e3  # arguments of Gamma from which Stirling's series is used for ratios
@@ -154,6 +154,4 @@ def _zeta(s, q):
 def _zeta_ds(s, q, *, order):
     dtype = jnp.result_type(s)
     s, q = jnp.broadcast_arrays(jnp.asarray(s, jnp.float64), jnp.asarray(q, jnp.float64))
-    valid = (q > 0) & ((s >= 1.0) | (q == 1.0))
-    series = zeta_series(s, jnp.where(valid, q, 1.0), order, jnp)
-    return jnp.where(valid, math.factorial(order) * series[order], jnp.nan).astype(dtype)
+    return zeta_derivative(s, q, order, jnp).astype(dtype)

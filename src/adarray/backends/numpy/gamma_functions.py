@@ -6,13 +6,11 @@ JAX backend). It is NaN for q <= 0, and where SciPy's zeta is NaN (s < 1 with q 
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import scipy.special as sc
 
 from ...primitives import gamma_functions as gf
-from ..hurwitz_zeta import zeta_series
+from ..hurwitz_zeta import zeta_derivative
 from .registry import IMPLS
 
 
@@ -36,9 +34,7 @@ def _zeta_ds(s, q, *, order):
     if s.size == 0:
         return np.zeros(s.shape, dtype)
     with np.errstate(all="ignore"):
-        valid = (q > 0) & ((s >= 1.0) | (q == 1.0))
-        series = zeta_series(s, np.where(valid, q, 1.0), order, np)
-        return np.where(valid, math.factorial(order) * series[order], np.nan)
+        return zeta_derivative(s, q, order, np)
 
 
 IMPLS[gf.zeta_ds_p] = lambda s, q, *, order: _zeta_ds(s, q, order=order).astype(np.asarray(s).dtype)
