@@ -481,7 +481,7 @@ class ProgramEmitter:
         Jacobian blocks, loops over (p, 3), (p, 2), (p, 2, 3), ..., need no (p, ...) intermediates.
         Only at the top level (a loop body's arrays are already allocated once)."""
         self.scratch: dict[int, int] = {}  # variable kept per iteration -> its chain's number of outer axes
-        if self.depth > 0 or self.targets is not None or not options.CHAINS:
+        if self.depth > 0 or self.targets is not None:
             return groups
         chained, run = [], []
         for group in [*groups, None]:

@@ -26,7 +26,6 @@ BLAS_MIN_CONTRACTION = 8
 # passing between them would otherwise be whole arrays of this many bytes or more: they are then kept per
 # iteration, and neither leave the cache nor take memory (BA's Jacobian blocks: 5 MB, 3.1 ms instead of 8).
 # Smaller ones stay in the cache anyway, and separate loops vectorise better (GMM d=2, K=5: 1.26x slower chained).
-CHAINS = True
 CHAIN_MIN_BYTES = 1 << 20
 
 # A run of compiled equations longer than this is cut into several generated functions: LLVM's and
