@@ -304,10 +304,14 @@ def test_complex_primitives_raise_naming_the_primitive(f, x0, name):
 
 
 @pytest.mark.parametrize("call, message", [
-    (lambda: ab.taylor_bounds(anp.exp, 2)(2.0, (0.0, 1.0)), "does not contain x0"),
+    (lambda: ab.taylor_bounds(anp.exp, 2)(0.5, (0.0, 1.0))(3.0), "outside the box"),
+    (lambda: ab.taylor_bounds(anp.exp, 2)(0.5, (0.0, 1.0)).upper(np.array([0.5, -1e-300])), "outside the box"),
+    (lambda: ab.taylor_bounds(anp.sum, 2)(np.zeros(2), (-np.ones(2), np.ones(2)))(np.array([0.0, 1.5])),
+     "outside the box"),
+    (lambda: ab.taylor_bounds(anp.exp, 2)(np.inf, (0.0, 1.0)), "finite"),
     (lambda: ab.taylor_bounds(anp.exp, 2)(0.5, (1.0, 0.0)), "lo > hi"),
     (lambda: ab.taylor_bounds(anp.exp, 2)(0.5, (np.nan, 1.0)), "NaN"),
-    (lambda: ab.taylor_bounds(anp.exp, 2)(np.zeros(2), (-np.ones(2), np.ones(2))), "float scalar"),
+    (lambda: ab.taylor_bounds(lambda x: (x, x), 2)(0.5, (0.0, 1.0)), "one float array"),
     (lambda: ab.taylor_bounds(anp.exp, ab.MAX_DEGREE + 1), "outside the supported range"),
     (lambda: ab.taylor_bounds(anp.exp, 2)(np.zeros((2, 2)), (-1.0, 1.0)), "scalar or a 1-d"),
     (lambda: ab.taylor_bounds(sp.gammaln, 2)(1.5, (1.0, 2.0)), "no enclosure rule for the primitive 'gammaln'.*"

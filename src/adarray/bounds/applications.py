@@ -98,7 +98,11 @@ def integrate(f, lo: float, hi: float, degree: int = 2, cells: int = 1, verified
     if lo > hi:
         raise ArgumentError(f"{name}: lo > hi ({lo} > {hi})")
     bound = taylor_bounds(f, _check_degree(degree, "integrate"), verified)
-    iv = Intervals(verified)
+    with np.errstate(all="ignore"):
+        return _integrate(bound, lo, hi, cells, Intervals(verified))
+
+
+def _integrate(bound, lo, hi, cells, iv):
     edges = [lo] + [lo + (hi - lo) * (k / cells) for k in range(1, cells)] + [hi]
     total = (np.float64(0.0), np.float64(0.0))
     for a, b in zip(edges[:-1], edges[1:]):

@@ -211,7 +211,7 @@ class Arithmetic:
         with np.errstate(invalid="ignore", over="ignore"):
             y0 = np.where(np.isfinite(c0[0]) & np.isfinite(c0[1]), 0.5 * c0[0] + 0.5 * c0[1],
                           np.where(np.isfinite(c0[0]), c0[0], np.where(np.isfinite(c0[1]), c0[1], 0.0)))
-        y0 = np.minimum(np.maximum(y0, y[0]), y[1])
+        # y0 may lie outside g's range (x0 outside the box): the 1-D enclosure then holds on the hull
         coefficients = rule(self.iv, y0, (np.minimum(y[0], y0), np.maximum(y[1], y0)), self.degree)
         u = Enclosure([self.iv.sub(c0, (y0, y0))] + g.coefficients[1:], g.shape)
         result = self.interval_constant(coefficients[0])

@@ -15,14 +15,21 @@ import math
 import numpy as np
 from scipy import special
 
-from .interval import Intervals
+from .interval import Intervals, product_error
+
+ZERO = [(0.0, 0.0)]  # the odd functions' exact value at 0
 
 
 def _divide_exactly(iv: Intervals, a, denominator: int):
-    """a / n for a small positive integer n (exact in float64 up to 2^53)."""
-    with np.errstate(invalid="ignore"):
-        lo, hi = a[0] / denominator, a[1] / denominator
-    return iv.outward(lo, hi)
+    """a / n for a positive integer n (a factorial past 2^53, like 19!, is not a float: it becomes an
+    interval first)."""
+    if denominator <= 2 ** 53:
+        with np.errstate(invalid="ignore"):
+            lo, hi = a[0] / denominator, a[1] / denominator
+        return iv.outward(lo, hi)
+    near = float(denominator)
+    enclosure = (np.nextafter(near, 0.0), np.nextafter(near, np.inf)) if iv.verified else (near, near)
+    return iv.div(a, enclosure)
 
 
 def _sum(iv: Intervals, terms, like):
@@ -56,7 +63,7 @@ def exp_series(iv: Intervals, y, m):
 
 def expm1_series(iv: Intervals, y, m):
     value = iv.exp(y)
-    return [iv.increasing(np.expm1, y)] + [_divide_exactly(iv, value, math.factorial(j)) for j in range(1, m + 1)]
+    return [iv.increasing(np.expm1, y, ZERO)] + [_divide_exactly(iv, value, math.factorial(j)) for j in range(1, m + 1)]
 
 
 def _exp_of(iv: Intervals, u):
@@ -71,7 +78,7 @@ def _exp_of(iv: Intervals, u):
 def log_series(iv: Intervals, y, m, shift: float = 0.0):
     """log(y + shift) (shift 1: log1p): c_j = (-1)^(j+1) / (j (y + shift)^j)."""
     base = y if shift == 0.0 else iv.add(y, (np.full_like(y[0], shift), np.full_like(y[0], shift)))
-    value = iv.log(base) if shift == 0.0 else iv.increasing(np.log1p, y)
+    value = iv.log(base) if shift == 0.0 else iv.increasing(np.log1p, y, ZERO)
     inverse = iv.reciprocal(base)
     result, power = [value], inverse
     for j in range(1, m + 1):
@@ -104,7 +111,9 @@ def power_series(exponent):
 def sqrt_series(iv: Intervals, y, m):
     result = power_series(0.5)(iv, y, m)
     lo, hi = np.maximum(y[0], 0.0), np.maximum(y[1], 0.0)
-    value = iv.outward(np.sqrt(lo), np.sqrt(hi))  # sqrt is correctly rounded
+    root_lo, root_hi = np.sqrt(lo), np.sqrt(hi)  # correctly rounded; exact where the root squares back
+    value = iv.directed(root_lo, lo - root_lo * root_lo - product_error(root_lo, root_lo, root_lo * root_lo),
+                        root_hi, hi - root_hi * root_hi - product_error(root_hi, root_hi, root_hi * root_hi))
     negative = y[0] < 0
     result[0] = np.where(negative, -np.inf, np.maximum(value[0], 0.0)), np.where(negative, np.inf, value[1])
     return result
@@ -113,7 +122,7 @@ def sqrt_series(iv: Intervals, y, m):
 def cbrt_series(iv: Intervals, y, m):
     """The real cube root, odd: c_j = binom(1/3, j) cbrt(y) y^(-j) for either sign of y (unbounded for
     j >= 1 where y reaches 0, where the derivative is infinite)."""
-    root = iv.increasing(np.cbrt, y)
+    root = iv.increasing(np.cbrt, y, ZERO)
     result, binomial = [root], (np.float64(1.0), np.float64(1.0))
     third = iv.constant(1.0 / 3.0)
     for j in range(1, m + 1):
@@ -142,7 +151,7 @@ def cos_series(iv, y, m):
 
 def _hyperbolic(iv: Intervals, y, m, first):
     """sinh (first = 0) or cosh (first = 1): the derivatives alternate."""
-    s = iv.increasing(np.sinh, y)
+    s = iv.increasing(np.sinh, y, ZERO)
     lo, hi = y
     c_hi = np.maximum(np.cosh(lo), np.cosh(hi))
     c_lo = np.where((lo <= 0) & (hi >= 0), 1.0, np.minimum(np.cosh(lo), np.cosh(hi)))
@@ -177,7 +186,7 @@ def tanh_series(iv: Intervals, y, m):
             return iv.sub((np.ones_like(c[0][0]),) * 2, iv.square(c[0]))
         return iv.neg(_square_coefficient(iv, c, k))
 
-    value = iv.increasing(np.tanh, y)
+    value = iv.increasing(np.tanh, y, ZERO)
     return _online(iv, (np.maximum(value[0], -1.0), np.minimum(value[1], 1.0)), m, derivative)
 
 
@@ -188,7 +197,7 @@ def logistic_series(iv: Intervals, y, m):
             return iv.mul(c[0], iv.sub(one, c[0]))
         return iv.sub(c[k], _square_coefficient(iv, c, k))
 
-    value = iv.increasing(special.expit, y)
+    value = iv.increasing(special.expit, y, [(0.0, 0.5)])
     return _online(iv, (np.maximum(value[0], 0.0), np.minimum(value[1], 1.0)), m, derivative)
 
 
@@ -207,7 +216,7 @@ def swish_series(iv: Intervals, y, m):
 
 
 def arctan_series(iv: Intervals, y, m):
-    value = iv.increasing(np.arctan, y)
+    value = iv.increasing(np.arctan, y, ZERO)
     if m == 0:
         return [value]
     # 1 / (1 + x^2) with x = y + t: 1 + x^2 = (1 + y^2) + 2 y t + t^2
@@ -222,7 +231,7 @@ def arctan_series(iv: Intervals, y, m):
 
 
 def erf_series(iv: Intervals, y, m):
-    value = iv.increasing(special.erf, y)
+    value = iv.increasing(special.erf, y, ZERO)
     value = (np.maximum(value[0], -1.0), np.minimum(value[1], 1.0))
     if m == 0:
         return [value]
