@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import critical
 from . import series as s
 from .interval import Intervals
 
@@ -85,40 +86,97 @@ def _remainder_at(series, iv: Intervals, point, y0, y, degree: int):
     return np.where(at_centre, point[degree][0], r[0]), np.where(at_centre, point[degree][1], r[1])
 
 
-def monotone_rule(series, pieces: int = 1, mirror: bool = False, refine: bool = False):
+def _remainder_by_tail(series, iv: Intervals, point, y0, y, degree: int, terms: int):
+    """R(y) = sum_{j=k}^{k+t-1} c_j h^(j-k) + h^t [f^(k+t)/(k+t)! over the segment y0..y]: no cancellation
+    (the direct quotient (f - poly) / h^k loses all digits at high degree), tight where h is small."""
+    h = iv.sub((y, y), (y0, y0))
+    segment = (np.minimum(y, y0), np.maximum(y, y0))
+    tail = series(iv, segment, degree + terms)[degree + terms]
+    total = tail
+    for j in reversed(range(degree, degree + terms)):
+        total = iv.add(iv.mul(total, h), point[j])
+    return total
+
+
+def _exact_lagrange(series, iv: Intervals, family: str, y, degree: int):
+    """The range of f^(k)/k! over y from the table of its extrema (critical.py): the ends, and each
+    extremum inside by its mean-value form on the extremum's bracket."""
+    table = critical.extrema_inside(family, degree + 1, y[0], y[1])
+    if table is None:
+        return None
+    ends = [series(iv, (end, end), degree)[degree] for end in y]
+    lo, hi = np.minimum(ends[0][0], ends[1][0]), np.maximum(ends[0][1], ends[1][1])
+    zeros_lo, zeros_hi, inside = table
+    if len(zeros_lo):
+        mid = 0.5 * (zeros_lo + zeros_hi)
+        at_mid = series(iv, (mid, mid), degree)[degree]
+        slope = series(iv, (zeros_lo, zeros_hi), degree + 1)[degree + 1]
+        spread = iv.mul(iv.scale(slope, float(degree + 1)), iv.sub((zeros_lo, zeros_hi), (mid, mid)))
+        extreme = iv.add(at_mid, spread)
+        lo = np.minimum(lo, np.min(np.where(inside, extreme[0], np.inf), axis=-1))
+        hi = np.maximum(hi, np.max(np.where(inside, extreme[1], -np.inf), axis=-1))
+    return lo, hi
+
+
+def monotone_rule(series, pieces: int = 1, mirror: bool = False, refine: bool = False, family: str | None = None):
     """The enclosure rule of a smooth function from its interval series. Where f^(k) is not monotone on
     Y, the Lagrange range is recomputed on 64 pieces of Y (close to the exact range of f^(k)). With
     `mirror` (softplus, whose f'' is even and decreasing in |y|; Streeter & Dillon sec. 4), degree 2
     is sharp there too: R is largest at the mirror point -y0 (clipped into Y), smallest at an end.
     `refine` marks series computed by recurrences that repeat y (their natural extension overestimates);
-    the others (powers, exp, log, sin, cos, ...) give the exact range of each derivative already."""
+    the others (powers, exp, log, sin, cos, ...) give the exact range of each derivative already.
+    `family` (sigmoid, softplus, tanh, swish) names a table of the zeros of f^(k+1) (critical.py): it
+    decides monotonicity exactly and gives the exact Lagrange range, at every degree."""
     def rule(iv: Intervals, y0, y, degree: int):
-        point = series(iv, (y0, y0), degree)
-        over = _over(series, iv, y, degree + 1, pieces)
-        lagrange = over[degree]
-        increasing, decreasing = over[degree + 1][0] >= 0, over[degree + 1][1] <= 0
+        # y0 may lie outside y (x0 outside the box): f^(k) matters on the segments from y0, their hull
+        segment = (np.minimum(y[0], y0), np.maximum(y[1], y0))
+        point = series(iv, (y0, y0), degree + (_TAIL_TERMS if degree >= _TAIL_DEGREE else 0))
+        known = critical.monotone_on(family, degree + 1, *segment) if family else None
+        lagrange = _exact_lagrange(series, iv, family, segment, degree) if known is not None else None
+        if known is not None and lagrange is not None:
+            increasing, decreasing = known
+        else:
+            over = _over(series, iv, segment, degree + 1, pieces)
+            lagrange = over[degree]
+            increasing, decreasing = over[degree + 1][0] >= 0, over[degree + 1][1] <= 0
         at_low = _remainder_at(series, iv, point, y0, y[0], degree)
         at_high = _remainder_at(series, iv, point, y0, y[1], degree)
+        if degree >= _TAIL_DEGREE:  # the direct quotient cancels: intersect with the tail form
+            at_low = _intersect_points(iv, at_low, _remainder_by_tail(series, iv, point, y0, y[0], degree,
+                                                                       _TAIL_TERMS))
+            at_high = _intersect_points(iv, at_high, _remainder_by_tail(series, iv, point, y0, y[1], degree,
+                                                                         _TAIL_TERMS))
         sharp_lo = np.where(increasing, at_low[0], np.where(decreasing, at_high[0], -np.inf))
         sharp_hi = np.where(increasing, at_high[1], np.where(decreasing, at_low[1], np.inf))
         neither = ~(increasing | decreasing)
         if np.any(neither):
             if mirror and degree == 2:
-                at_mirror = _remainder_at(series, iv, point, y0, np.clip(-y0, y[0], y[1]), degree)
-                sharp_lo = np.where(neither, np.minimum(at_low[0], at_high[0]), sharp_lo)
+                at_mirror = _remainder_at(series, iv, point, y0, np.clip(-y0, *segment), degree)
+                low_end = np.minimum(at_low[0], at_high[0])  # R's minimum on the segment is at one of its ends
+                low_end = np.where((y0 < y[0]) | (y0 > y[1]), np.minimum(low_end, point[degree][0]), low_end)
+                sharp_lo = np.where(neither, low_end, sharp_lo)
                 sharp_hi = np.where(neither, at_mirror[1], sharp_hi)
-            if refine:
+            if refine and known is None:
                 finite_y = np.isfinite(y[0]) & np.isfinite(y[1])
                 with np.errstate(all="ignore"):
-                    closer = _taylor_form_range(series, iv, (np.where(finite_y, y[0], 0.0),
-                                                             np.where(finite_y, y[1], 0.0)), degree, 64)
+                    closer = _taylor_form_range(series, iv, (np.where(finite_y, segment[0], 0.0),
+                                                             np.where(finite_y, segment[1], 0.0)), degree, 64)
                 finite = np.isfinite(closer[0]) & np.isfinite(closer[1]) & finite_y
                 lagrange = iv.intersect(lagrange, (np.where(finite, closer[0], -np.inf),
                                                    np.where(finite, closer[1], np.inf)))
         lo, hi = iv.intersect(lagrange, (sharp_lo, sharp_hi))
         return list(point[:degree]) + [(np.minimum(lo, hi), np.maximum(lo, hi))]
 
+    rule.outside = True  # holds for y0 outside y (compose passes the range itself)
     return rule
+
+
+_TAIL_DEGREE, _TAIL_TERMS = 4, 12  # from degree 4 on, R at the ends also by its Taylor tail (12 terms)
+
+
+def _intersect_points(iv: Intervals, a, b):
+    lo, hi = iv.intersect(a, b)
+    return np.where(lo <= hi, lo, a[0]), np.where(lo <= hi, hi, a[1])
 
 
 def kink_rule(slope_left: float, slope_right: float):
@@ -188,10 +246,10 @@ RULES = {
     "sqrt": monotone_rule(s.sqrt_series), "cbrt": monotone_rule(s.cbrt_series),
     "sin": monotone_rule(s.sin_series), "cos": monotone_rule(s.cos_series),
     "sinh": monotone_rule(s.sinh_series), "cosh": monotone_rule(s.cosh_series),
-    "tanh": monotone_rule(s.tanh_series, pieces=8, refine=True),
-    "logistic": monotone_rule(s.logistic_series, pieces=8, refine=True),
-    "softplus": monotone_rule(s.softplus_series, pieces=8, mirror=True, refine=True),
-    "swish": monotone_rule(s.swish_series, pieces=8, refine=True),
+    "tanh": monotone_rule(s.tanh_series, pieces=8, refine=True, family="tanh"),
+    "logistic": monotone_rule(s.logistic_series, pieces=8, refine=True, family="sigmoid"),
+    "softplus": monotone_rule(s.softplus_series, pieces=8, mirror=True, refine=True, family="softplus"),
+    "swish": monotone_rule(s.swish_series, pieces=8, refine=True, family="swish"),
     "arctan": monotone_rule(s.arctan_series, pieces=8, refine=True),
     "erf": monotone_rule(s.erf_series, pieces=8, refine=True),
     "relu": kink_rule(0.0, 1.0), "abs": kink_rule(-1.0, 1.0),

@@ -175,8 +175,8 @@ class Arithmetic:
                     continue
                 term = product(x, i, y, j)
                 excess = i + j - self.degree
-                if excess > 0:
-                    term = self.contract(term, excess)
+                if excess > 0:  # by monomials: R^2 >= 0 is known (AutoBound folds the same way)
+                    term = self.monomials(term, excess)
                 k = min(i + j, self.degree)
                 out[k] = self._add(out[k], term)
         return Enclosure(out, shape)
@@ -211,8 +211,11 @@ class Arithmetic:
         with np.errstate(invalid="ignore", over="ignore"):
             y0 = np.where(np.isfinite(c0[0]) & np.isfinite(c0[1]), 0.5 * c0[0] + 0.5 * c0[1],
                           np.where(np.isfinite(c0[0]), c0[0], np.where(np.isfinite(c0[1]), c0[1], 0.0)))
-        # y0 may lie outside g's range (x0 outside the box): the 1-D enclosure then holds on the hull
-        coefficients = rule(self.iv, y0, (np.minimum(y[0], y0), np.maximum(y[1], y0)), self.degree)
+        # y0 may lie outside g's range (x0 outside the box): the rules that allow it (`outside`) get the
+        # range itself, the others its hull with y0
+        if not getattr(rule, "outside", False):
+            y = (np.minimum(y[0], y0), np.maximum(y[1], y0))
+        coefficients = rule(self.iv, y0, y, self.degree)
         u = Enclosure([self.iv.sub(c0, (y0, y0))] + g.coefficients[1:], g.shape)
         result = self.interval_constant(coefficients[0])
         power = None

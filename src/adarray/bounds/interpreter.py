@@ -54,6 +54,7 @@ class Context:
         self.arith = arithmetic
         self.name = name
         self.definitions: dict = {}
+        self.values: dict = {}  # id(var) -> its value so far in the walk (to recognise log1p(exp(x)))
 
     @property
     def iv(self):
@@ -83,6 +84,12 @@ class Context:
         """The equation that computes `atom` in the program being walked, or None."""
         return None if isinstance(atom, Literal) else self.definitions.get(id(atom))
 
+    def value(self, atom):
+        """The value of `atom` in the walk so far (a literal's value), or None."""
+        if isinstance(atom, Literal):
+            return atom.value
+        return self.values.get(id(atom))
+
     def run(self, program: Program, inputs) -> list:
         return enclose_program(self, program, inputs)
 
@@ -91,12 +98,14 @@ def enclose_program(context: Context, program: Program, inputs, record=None, ran
     """The outputs of `program` for enclosure / constant inputs. `record` (a dict) receives the range of
     every enclosed variable (from a degree-0 pass); `ranges` gives them back to a later pass, which
     attaches them to its enclosures as bounds (AutoBound's propagate_trust_regions)."""
-    outer = context.definitions
+    outer, outer_values = context.definitions, context.values
     context.definitions = {id(var): eqn for eqn in program.eqns for var in eqn.outputs}
+    context.values = {id(var): value for var, value in zip(program.inputs, inputs)}
 
     def step(eqn, ins):
         outs = compute(eqn, ins)
         for var, out in zip(eqn.outputs, outs):
+            context.values[id(var)] = out
             if isinstance(out, Enclosure):
                 if record is not None:
                     record[id(var)] = out.coefficients[0]
@@ -127,7 +136,7 @@ def enclose_program(context: Context, program: Program, inputs, record=None, ran
     try:
         return walk(program, list(inputs), step)
     finally:
-        context.definitions = outer
+        context.definitions, context.values = outer, outer_values
 
 
 # --- registration ----------------------------------------------------------------------------------------

@@ -18,9 +18,10 @@ from ..core.ir import Literal
 from ..primitives import arithmetic, special
 from ..primitives import elementwise as ew
 from ..primitives import structural as st
-from .elementwise import RULES, power_rule
+from .elementwise import RULES
 from .enclosure import Enclosure
 from .interpreter import Undecided, decided, elementwise_rule, truth
+from .powers import power_rule
 
 
 def _install(prim, rule):
@@ -272,6 +273,38 @@ def _convert(context, eqn, ins):
     raise UnsupportedError(f"adarray.bounds: converting a value that depends on x to {dtype} in '{context.name}'")
 
 
+def _exp_operand(context, atom):
+    """The operand x if `atom` is exp(x) in the program, else None."""
+    eqn = context.defining(atom)
+    return eqn.inputs[0] if eqn is not None and eqn.prim is ew.exp_p else None
+
+
+def _softplus_of(context, atom):
+    """x if `atom` is 1 + exp(x) or exp(x) + 1 in the program (log of it is softplus(x)), else None."""
+    eqn = context.defining(atom)
+    if eqn is not None and eqn.prim is ew.add_p:
+        for one, other in (eqn.inputs, eqn.inputs[::-1]):
+            if isinstance(one, Literal) and one.uniform == 1.0 and _exp_operand(context, other) is not None:
+                return _exp_operand(context, other)
+    return None
+
+
+def _log1p(context, eqn, ins):
+    """log1p(exp(x)) is softplus(x): its sharp enclosure, not the composition's."""
+    operand = _exp_operand(context, eqn.inputs[0])
+    if operand is not None and context.value(operand) is not None:
+        return [context.arith.compose(context.enclose(context.value(operand)), RULES["softplus"])]
+    return [context.arith.compose(context.enclose(ins[0]), RULES["log1p"])]
+
+
+def _log(context, eqn, ins):
+    """log(1 + exp(x)) is softplus(x)."""
+    operand = _softplus_of(context, eqn.inputs[0])
+    if operand is not None and context.value(operand) is not None:
+        return [context.arith.compose(context.enclose(context.value(operand)), RULES["softplus"])]
+    return [context.arith.compose(context.enclose(ins[0]), RULES["log"])]
+
+
 def _identity(context, eqn, ins):
     return [ins[0]]
 
@@ -365,7 +398,8 @@ def install() -> None:
         (ew.add_p, _add), (ew.sub_p, _sub), (ew.neg_p, _neg), (ew.mul_p, _mul), (ew.safe_mul_p, _mul),
         (ew.div_p, _div), (ew.integer_pow_p, _integer_pow), (ew.pow_p, _pow), (ew.maximum_p, _maximum),
         (ew.minimum_p, _minimum), (ew.select_p, _select), (ew.logaddexp_p, _logaddexp),
-        (ew.stop_gradient_p, _identity), (ew.convert_p, _convert), (ew.isfinite_p, _isfinite),
+        (ew.stop_gradient_p, _identity), (ew.log1p_p, _log1p), (ew.log_p, _log), (ew.convert_p, _convert),
+        (ew.isfinite_p, _isfinite),
         (ew.lt_p, _order_rule(True, True)), (ew.le_p, _order_rule(False, True)),
         (ew.gt_p, _order_rule(True, False)), (ew.ge_p, _order_rule(False, False)),
         (ew.eq_p, _equal_rule(False)), (ew.ne_p, _equal_rule(True)), (ew.logical_not_p, _logical_not),
@@ -377,7 +411,7 @@ def install() -> None:
         (ew.log10_p, _scaled_output(1.0 / math.log(10.0), "log")),
     ]:
         _install(prim, rule)
-    for name in ("exp", "expm1", "log", "log1p", "sqrt", "sin", "cos", "sinh", "cosh", "tanh", "logistic", "arctan",
+    for name in ("exp", "expm1", "sqrt", "sin", "cos", "sinh", "cosh", "tanh", "logistic", "arctan",
                  "erf", "abs", "floor", "ceil", "round", "sign"):
         _install(getattr(ew, f"{name}_p"), elementwise_rule(RULES[name]))
     _install(arithmetic.cbrt_p, elementwise_rule(RULES["cbrt"]))
