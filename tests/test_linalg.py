@@ -111,18 +111,25 @@ def test_factorisations_reconstruct_and_match_numpy(shape):
     assert result.eigenvalues is result[0] and result.eigenvectors is result[1]
 
 
-def test_eigh_and_cholesky_read_only_their_triangle():
+def test_eigh_and_cholesky_without_symmetrize_input_read_only_their_triangle():
     s = spd((4, 4))
     noisy_upper = np.tril(s) + np.triu(RNG.normal(size=(4, 4)), 1)
     noisy_lower = np.triu(s) + np.tril(RNG.normal(size=(4, 4)), -1)
-    np.testing.assert_allclose(la.cholesky(noisy_upper), np.linalg.cholesky(s), rtol=1e-12)
-    np.testing.assert_allclose(la.cholesky(noisy_lower, upper=True), np.linalg.cholesky(s).T, rtol=1e-12)
-    np.testing.assert_allclose(la.eigvalsh(noisy_lower, UPLO="U"), np.linalg.eigvalsh(s), rtol=1e-12)
+    np.testing.assert_allclose(la.cholesky(noisy_upper, symmetrize_input=False), np.linalg.cholesky(s), rtol=1e-12)
+    np.testing.assert_allclose(la.cholesky(noisy_lower, upper=True, symmetrize_input=False), np.linalg.cholesky(s).T,
+                               rtol=1e-12)
+    np.testing.assert_allclose(la.eigvalsh(noisy_lower, UPLO="U", symmetrize_input=False), np.linalg.eigvalsh(s),
+                               rtol=1e-12)
     # and the derivative is taken with respect to that triangle: the other gets a zero gradient
-    grad = ad.grad(lambda a: anp.sum(la.cholesky(a) ** 2))(noisy_upper)
+    grad = ad.grad(lambda a: anp.sum(la.cholesky(a, symmetrize_input=False) ** 2))(noisy_upper)
     assert not np.any(np.triu(grad, 1))
-    grad = ad.grad(lambda a: anp.sum(la.eigvalsh(a, UPLO="U") ** 3))(noisy_lower)
+    grad = ad.grad(lambda a: anp.sum(la.eigvalsh(a, UPLO="U", symmetrize_input=False) ** 3))(noisy_lower)
     assert not np.any(np.tril(grad, -1))
+    # by default (JAX's convention) they see the symmetric part (a + a^T) / 2, whatever UPLO says
+    for a in (noisy_upper, noisy_lower):
+        half = (a + a.T) / 2
+        np.testing.assert_allclose(la.eigvalsh(a, UPLO="U"), np.linalg.eigvalsh(half), rtol=1e-12)
+        np.testing.assert_allclose(la.eigvalsh(a), np.linalg.eigvalsh(half), rtol=1e-12)
 
 
 def test_lstsq_matrix_rank_multi_dot_equal_numpy():

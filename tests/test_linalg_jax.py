@@ -1,8 +1,8 @@
 """Gradients of anp.linalg and adarray.scipy.linalg equal JAX's on the same inputs (float64).
 
 Losses are invariant to the sign conventions of eigenvectors and singular vectors, and symmetric
-matrices enter through a symmetric parametrisation (JAX symmetrises the derivatives of cholesky and
-eigh; adarray differentiates with respect to the triangle LAPACK reads): on those the two agree.
+matrices enter through a symmetric parametrisation (both libraries evaluate cholesky and eigh on the
+symmetric part of their argument, so their gradients agree directly too: tests/test_symmetric_input.py).
 expm is left out (JAX takes seconds to compile its expm); tests/test_linalg_spectral.py checks ours
 against finite differences and d/dt expm(tA) = A expm(tA)."""
 from __future__ import annotations

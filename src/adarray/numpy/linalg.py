@@ -17,6 +17,13 @@ spectral, matrix_functions), and everything else here is a composition of them:
     matrix_power    repeated squaring (inv first for negative powers)
     norm            sums, maxima and square roots of |x|; the singular values for ord 2, -2, 'nuc'
 
+Functions of a symmetric (Hermitian) matrix, cholesky, eigh and eigvalsh, see its symmetric part
+(a + a^H) / 2, as JAX's do by default (symmetrize_input=True): the same matrix for a symmetric a
+(bit for bit), and a symmetric gradient, so that a gradient step keeps a symmetric parameter
+symmetric. NumPy reads one triangle instead (LAPACK's UPLO); symmetrize_input=False does that, with
+the gradient with respect to that triangle (zero in the other). The two differ in value only for a
+non-symmetric a.
+
 Conventions where the derivative does not exist:
   * eigh / svd with repeated eigenvalues (singular values): eigenvalue derivatives are exact;
     eigenvectors of a degenerate eigenspace are taken not to rotate within it (the 1/(w_j - w_i)
@@ -183,10 +190,26 @@ def slogdet(a):
     return SlogdetResult(parity * prod(sign(pivot_values), axis=-1), logabsdet)
 
 
-def cholesky(a, upper=False):
-    """The Cholesky factor: lower L with L L^H = a, reading a's lower triangle (upper=True: U with
-    U^H U = a, reading the upper triangle). Raises LinAlgError unless a is positive definite."""
-    a = _matrix("cholesky", _float(a), square=True)
+def symmetric_part(a):
+    """(a + a^H) / 2 of a stack of square matrices: a itself, bit for bit, when a is symmetric
+    (Hermitian); the function of a symmetric matrix that JAX evaluates (symmetrize_input=True)."""
+    return (a + _mH(a)) * 0.5
+
+
+def _symmetric_argument(name, a, symmetrize_input):
+    a = _matrix(name, _float(a), square=True)
+    return symmetric_part(a) if symmetrize_input else a
+
+
+def cholesky(a, upper=False, *, symmetrize_input=True):
+    """The Cholesky factor of the symmetric part of a: lower L with L L^H = (a + a^H) / 2 (upper=True:
+    U with U^H U = ...). symmetrize_input=False reads only a's lower (upper) triangle, as NumPy. Raises
+    LinAlgError unless the matrix is positive definite.
+
+    >>> L = cholesky(np.array([[4.0, 2.0], [2.0, 5.0]]))  # doctest: +SKIP
+    array([[2., 0.], [1., 2.]])
+    """
+    a = _symmetric_argument("cholesky", a, symmetrize_input)
     if upper:
         return _mH(triangular_primitives.cholesky(_mH(a)))
     return triangular_primitives.cholesky(a)
@@ -276,22 +299,26 @@ def qr(a, mode="reduced"):
     return r if mode == "r" else QRResult(q, r)
 
 
-def _symmetric_input(name, a, uplo):
+def _symmetric_input(name, a, uplo, symmetrize_input):
+    if uplo is None:
+        uplo = "L"
     if uplo not in ("L", "U"):
         raise ArgumentError(f"linalg.{name}: UPLO must be 'L' or 'U', got {uplo!r}")
-    a = _matrix(name, _float(a), square=True)
-    return a if uplo == "L" else _mH(a)   # the upper triangle of a is the lower one of a^H
+    a = _symmetric_argument(name, a, symmetrize_input)
+    return a if uplo == "L" or symmetrize_input else _mH(a)   # the upper triangle of a is the lower one of a^H
 
 
-def eigh(a, UPLO="L"):  # noqa: N803 - NumPy's name
-    """(eigenvalues ascending, eigenvectors as columns) of the symmetric matrix whose UPLO triangle is a's."""
-    values, vectors = spectral.eigh(_symmetric_input("eigh", a, UPLO))
+def eigh(a, UPLO="L", *, symmetrize_input=True):  # noqa: N803 - NumPy's name
+    """(eigenvalues ascending, eigenvectors as columns) of the symmetric part (a + a^H) / 2 of a;
+    symmetrize_input=False: of the symmetric matrix whose UPLO triangle is a's, as NumPy."""
+    values, vectors = spectral.eigh(_symmetric_input("eigh", a, UPLO, symmetrize_input))
     return EighResult(values, vectors)
 
 
-def eigvalsh(a, UPLO="L"):  # noqa: N803 - NumPy's name
-    """The eigenvalues, ascending, of the symmetric matrix whose UPLO triangle is a's."""
-    return spectral.eigh(_symmetric_input("eigvalsh", a, UPLO), compute_v=False)[0]
+def eigvalsh(a, UPLO="L", *, symmetrize_input=True):  # noqa: N803 - NumPy's name
+    """The eigenvalues, ascending, of the symmetric part (a + a^H) / 2 of a; symmetrize_input=False:
+    of the symmetric matrix whose UPLO triangle is a's, as NumPy."""
+    return spectral.eigh(_symmetric_input("eigvalsh", a, UPLO, symmetrize_input), compute_v=False)[0]
 
 
 def eig(a):

@@ -3,9 +3,13 @@
     import adarray.scipy.linalg as asl
     c_and_lower = asl.cho_factor(a); x = asl.cho_solve(c_and_lower, b)
 
-SciPy's conventions: `cholesky` and `cho_factor` default to the upper factor (lower=False) and
-read only the triangle they factor; `solve_triangular` defaults to lower=False; b may be (n,) or
-(..., n, k), and stacks of matrices broadcast. Derivatives come from the primitives' rules
+SciPy's conventions: `cholesky` and `cho_factor` default to the upper factor (lower=False);
+`solve_triangular` defaults to lower=False; b may be (n,) or (..., n, k), and stacks of matrices
+broadcast. Functions of a symmetric (Hermitian) matrix, `cholesky`, `cho_factor`, `eigh` and `solve`
+and `inv` with assume_a 'sym', 'her' or 'pos', see its symmetric part (a + a^T) / 2 ((a + a^H) / 2
+for a Hermitian one), as adarray.numpy.linalg and JAX's eigh do: the same matrix for a symmetric a,
+and a symmetric gradient. SciPy reads one triangle (`lower`) instead; symmetrize_input=False does
+that, with the gradient with respect to that triangle. Derivatives come from the primitives' rules
 (triangular solves, Murray's Cholesky rule, the LU rule, the Frechet derivative of expm).
 Unlike SciPy, solve_triangular of a singular triangle returns inf/NaN instead of raising (its
 values are not inspected while tracing); cholesky and cho_factor raise LinAlgError for a matrix
@@ -60,18 +64,21 @@ def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_
     return _np_linalg._from_columns(x, vector)
 
 
-def cholesky(a, lower=False, overwrite_a=False, check_finite=True):
-    """The Cholesky factor reading one triangle of a: upper U with U^H U = A (default) or lower L."""
+def cholesky(a, lower=False, overwrite_a=False, check_finite=True, *, symmetrize_input=True):
+    """The Cholesky factor of the symmetric part of a: upper U with U^H U = A (default) or lower L
+    (symmetrize_input=False: of the matrix whose `lower` (or upper) triangle is a's, as SciPy)."""
     a = _np_linalg._matrix("cholesky", _np_linalg._float(a), square=True)
+    if symmetrize_input:
+        a = _np_linalg.symmetric_part(a)
     if lower:
         return _triangular.cholesky(a)
     return mH(_triangular.cholesky(mH(a)))   # the upper triangle of a is the lower one of a^H
 
 
-def cho_factor(a, lower=False, overwrite_a=False, check_finite=True):
+def cho_factor(a, lower=False, overwrite_a=False, check_finite=True, *, symmetrize_input=True):
     """(c, lower): the factor in c's `lower` triangle; the other triangle holds a's entries, as in SciPy."""
     a = _np_linalg._matrix("cho_factor", _np_linalg._float(a), square=True)
-    factor = cholesky(a, lower=lower)
+    factor = cholesky(a, lower=lower, symmetrize_input=symmetrize_input)
     other = triu(a, 1) if lower else tril(a, -1)
     return factor + other, bool(lower)
 
@@ -128,11 +135,15 @@ def expm(A):  # noqa: N803 - SciPy's name
 # --- SciPy's signatures over adarray.numpy.linalg: lu, inv, det, solve, eigh, svd, qr, sqrtm, logm ---
 
 
-def _read_triangle(a, lower):
-    """The symmetric matrix whose `lower` (or upper) triangle is a's, as SciPy's symmetric drivers read it."""
+def _symmetric(a, lower, hermitian, symmetrize_input):
+    """The symmetric (Hermitian) matrix a function of one sees: a's symmetric part (a + a^T) / 2
+    ((a + a^H) / 2), or the matrix whose `lower` (or upper) triangle is a's, as SciPy's drivers read it."""
+    flip = mH if hermitian else mT
+    if symmetrize_input:
+        return (a + flip(a)) * 0.5
     if lower:
-        return tril(a) + mT(tril(a, -1))
-    return triu(a) + mT(triu(a, 1))
+        return tril(a) + flip(tril(a, -1))
+    return triu(a) + flip(triu(a, 1))
 
 
 def lu(a, permute_l=False, overwrite_a=False, check_finite=True, p_indices=False):
@@ -154,20 +165,21 @@ def lu(a, permute_l=False, overwrite_a=False, check_finite=True, p_indices=False
     return p, lower, upper
 
 
-def inv(a, overwrite_a=False, check_finite=True, *, assume_a=None, lower=False):
-    """The inverse. With assume_a 'sym'/'her'/'pos' only the `lower` (or upper) triangle is read, as SciPy does;
-    'upper triangular' and 'lower triangular' read that triangle."""
+def inv(a, overwrite_a=False, check_finite=True, *, assume_a=None, lower=False, symmetrize_input=True):
+    """The inverse. With assume_a 'sym'/'her'/'pos' that of a's symmetric part (symmetrize_input=False:
+    only the `lower` (or upper) triangle is read, as SciPy does); 'upper triangular' and 'lower
+    triangular' read that triangle."""
     a = _np_linalg._matrix("inv", _np_linalg._float(a), square=True)
-    return _np_linalg.inv(_structured("inv", a, assume_a, lower))
+    return _np_linalg.inv(_structured("inv", a, assume_a, lower, symmetrize_input))
 
 
-def _structured(name, a, assume_a, lower):
-    """a with only the entries SciPy's driver for `assume_a` reads."""
+def _structured(name, a, assume_a, lower, symmetrize_input):
+    """a with only the entries SciPy's driver for `assume_a` reads (a symmetric one: see _symmetric)."""
     kind = _ASSUME.get(assume_a)
     if kind is None:
         raise ArgumentError(f"{name}: assume_a must be one of {sorted(k for k in _ASSUME if k)}, got {assume_a!r}")
-    if kind == "symmetric":
-        return _read_triangle(a, lower)
+    if kind in ("symmetric", "hermitian"):
+        return _symmetric(a, lower, kind == "hermitian", symmetrize_input)
     if kind == "diagonal":
         return tril(triu(a))
     if kind == "tridiagonal":
@@ -178,7 +190,7 @@ def _structured(name, a, assume_a, lower):
 
 
 _ASSUME = {None: "general", "gen": "general", "general": "general", "sym": "symmetric", "symmetric": "symmetric",
-           "her": "symmetric", "hermitian": "symmetric", "pos": "symmetric", "positive definite": "symmetric",
+           "her": "hermitian", "hermitian": "hermitian", "pos": "hermitian", "positive definite": "hermitian",
            "diagonal": "diagonal", "tridiagonal": "tridiagonal", "upper triangular": "upper",
            "lower triangular": "lower"}
 
@@ -189,12 +201,13 @@ def det(a, overwrite_a=False, check_finite=True):
 
 
 def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=True, assume_a=None,
-          transposed=False):
+          transposed=False, *, symmetrize_input=True):
     """x with a @ x == b (a.T @ x == b if transposed); b (n,) or (..., n, k). assume_a picks the entries
-    read, as in SciPy: 'sym', 'her', 'pos' one triangle (`lower`), 'diagonal', 'tridiagonal', 'upper
-    triangular', 'lower triangular'; 'pos' solves by Cholesky (LinAlgError if not positive definite)."""
+    read, as in SciPy: 'sym', 'her', 'pos' the symmetric part of a (symmetrize_input=False: one triangle,
+    `lower`), 'diagonal', 'tridiagonal', 'upper triangular', 'lower triangular'; 'pos' solves by
+    Cholesky (LinAlgError if not positive definite)."""
     a, b, vector = _prepare("solve", a, b)
-    a = _structured("solve", a, assume_a, lower)
+    a = _structured("solve", a, assume_a, lower, symmetrize_input)
     if transposed:
         a = mT(a)
     kind = _ASSUME[assume_a]
@@ -210,10 +223,11 @@ def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=
 
 
 def eigh(a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwrite_b=False, type=1,  # noqa: A002
-         check_finite=True, subset_by_index=None, subset_by_value=None, driver=None):
-    """Eigenvalues (ascending) and eigenvectors (columns) of the symmetric matrix whose `lower` (or upper)
-    triangle is a's; with b (symmetric positive definite, same triangle) the generalized problem
-    a v = w b v (type 1), with v.T b v = I, through the Cholesky factor of b. subset_by_index=(lo, hi)
+         check_finite=True, subset_by_index=None, subset_by_value=None, driver=None, symmetrize_input=True):
+    """Eigenvalues (ascending) and eigenvectors (columns) of the symmetric part of a (symmetrize_input=False:
+    of the symmetric matrix whose `lower` (or upper) triangle is a's, as SciPy); with b (symmetric positive
+    definite, read the same way) the generalized problem a v = w b v (type 1), with v.T b v = I, through
+    the Cholesky factor of b. subset_by_index=(lo, hi)
     keeps eigenvalues lo..hi (inclusive). Eigenvectors are unique up to sign (SciPy's LAPACK driver may
     pick the other one)."""
     if type != 1:
@@ -224,16 +238,17 @@ def eigh(a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwr
     a = _np_linalg._matrix("eigh", _np_linalg._float(a), square=True)
     uplo = "L" if lower else "U"
     if b is None:
-        values, vectors = _np_linalg.eigh(a, UPLO=uplo)
+        values, vectors = _np_linalg.eigh(a, UPLO=uplo, symmetrize_input=symmetrize_input)
     else:
         b = _np_linalg._matrix("eigh", _np_linalg._float(b, a), square=True)
         if shape(b)[-1] != shape(a)[-1]:
             raise ShapeError(f"scipy.linalg.eigh: a of shape {shape(a)} and b of shape {shape(b)} differ in size")
-        factor = _triangular.cholesky(_read_triangle(b, lower))          # B = L L^T
-        half = _triangular.triangular_solve(factor, _read_triangle(a, lower), lower=True)   # L^-1 A
-        reduced = mT(_triangular.triangular_solve(factor, mT(half), lower=True))           # L^-1 A L^-T
+        factor = _triangular.cholesky(_symmetric(b, lower, True, symmetrize_input))          # B = L L^H
+        a = _symmetric(a, lower, True, symmetrize_input)
+        half = _triangular.triangular_solve(factor, a, lower=True)                          # L^-1 A
+        reduced = _triangular.triangular_solve(factor, mH(half), lower=True)                 # L^-1 A L^-H
         values, rotated = _np_linalg.eigh(reduced)
-        vectors = _triangular.triangular_solve(factor, rotated, lower=True, transpose_a=True)
+        vectors = _triangular_solve(factor, rotated, lower=True, trans=2)                    # L^-H y
     if subset_by_index is not None:
         first, last = (int(i) for i in subset_by_index)
         n = shape(a)[-1]
