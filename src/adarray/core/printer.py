@@ -94,6 +94,9 @@ def format_param(value, indent: int, full: bool) -> str:
         return value if plain else repr(value)
     if value is None or isinstance(value, (bool, int, float, np.integer, np.floating)):
         return format_number(value) if value is not None else "None"
+    text = getattr(value, "ir_text", None)  # a param that prints itself (control.custom.LazyProgram)
+    if text is not None:
+        return text(indent, full)
     raise TypeError(f"cannot print param value {value!r}")
 
 
