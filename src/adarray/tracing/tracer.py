@@ -11,7 +11,9 @@ under a new trace, calling each primitive's rule, which binds primitives.
 """
 from __future__ import annotations
 
+import dis
 import operator
+import sys
 
 import numpy as np
 
@@ -21,7 +23,7 @@ from ..core.builder import Builder
 from ..core.errors import TracingError
 from ..core.ir import Literal, Program, Var, walk
 from ..core.pytree import flatten
-from ..core.types import Aval, aval_of
+from ..core.types import Aval, aval_of, is_complex, is_float
 from .concrete import ConcreteValues, check_conversion, convert
 from .eager import evaluate
 
@@ -153,7 +155,11 @@ def trace_guarded(fn, avals, sources, name: str | None = None):
     try:
         args = [trace.new_input(a) for a in avals]
         trace.set_sources(sources)
-        leaves, out_tree = flatten(fn(*args))
+        try:
+            leaves, out_tree = flatten(fn(*args))
+        except ValueError as error:
+            _raise_store_error(error)
+            raise
         for leaf in leaves:
             if not isinstance(leaf, (Tracer, np.ndarray, np.generic, int, float, bool, complex)):
                 raise TracingError(
@@ -166,6 +172,24 @@ def trace_guarded(fn, avals, sources, name: str | None = None):
     guards = trace.guard_program(program.inputs[len(avals):])
     record = TraceRecord(guards, [(c, r) for _, c, r in trace.guards], trace.depends_on_outer)
     return program, out_tree, closure, record
+
+
+def _raise_store_error(error: ValueError) -> None:
+    """NumPy reports an element store that failed (`buf[i] = x`) as "setting an array element with a
+    sequence", with the real error as its cause: raise a TracingError cause instead, at the user's line."""
+    cause = error.__cause__
+    if isinstance(cause, TracingError) and str(error).startswith("setting an array element"):
+        raise cause.with_traceback(error.__traceback__) from None
+
+
+_STORE_SUBSCR = dis.opmap["STORE_SUBSCR"]
+
+
+def _storing_into_an_array(frame) -> bool:
+    """Is `frame` (the Python caller of a conversion: NumPy's element store is C code) executing
+    `target[index] = value`? Then NumPy is converting a traced value to store it into its array."""
+    code = frame.f_code.co_code
+    return 0 <= frame.f_lasti < len(code) and code[frame.f_lasti] == _STORE_SUBSCR
 
 
 def record_guard(tracer: Tracer, conversion, result) -> None:
@@ -200,6 +224,9 @@ _CONTROL_FLOW = (
     "taken); ad.jit(f, guards=True) does the same under jit."
 )
 _STATIC = "Keep it an array; mark the argument static (static_argnums / static_argnames) if it is fixed."
+_STORE = ("A NumPy array holds numbers, not traced values. Build the array from traced values with "
+          "anp.stack([...]) or anp.array([...]) of a Python list, or start from an adarray array (anp.zeros) and "
+          "write buf = buf.at[i].set(x).")
 
 
 class Tracer:
@@ -259,10 +286,24 @@ class Tracer:
     def __bool__(self):
         return self._resolve(bool, "bool() (an `if`, `while`, `and`/`or` or assert)", _CONTROL_FLOW)
 
+    def _store(self, conversion):
+        """NumPy converts this value to store it into one of its arrays (`buf[i] = x`): only a concrete
+        integer or boolean value may go there (it is a constant of the program, as for `int(x)`)."""
+        if conversion is float and (is_float(self.dtype) or is_complex(self.dtype)):
+            raise TracingError(
+                f"buf[i] = x stores a traced value ({self.aval}) into a NumPy array: the value (and its derivative) "
+                f"exists only in the traced program. {_STORE}"
+            )
+        return self._resolve(conversion, "Storing it into a NumPy array (buf[i] = x)", _STORE)
+
     def __float__(self):
+        if _storing_into_an_array(sys._getframe(1)):
+            return self._store(float)
         return self._resolve(float, "float()", _STATIC)
 
     def __int__(self):
+        if _storing_into_an_array(sys._getframe(1)):
+            return self._store(int)
         return self._resolve(int, "int()", _STATIC)
 
     def __index__(self):
