@@ -379,10 +379,54 @@ def debugging_identity(L):
     return L.grad(lambda x: L.np.sin(checkpointed(x ** 2)))(1.7)
 
 
+def keyword_and_default_arguments(L):
+    @L.custom_jvp
+    def damped(x, rate=0.5):
+        return L.np.exp(-rate * x)
+
+    @damped.defjvp
+    def _(primals, tangents):
+        (x, rate), (tx, trate) = primals, tangents      # the default arrives as a primal
+        y = damped(x, rate)
+        return y, -rate * y * tx - x * y * trate
+
+    @L.custom_vjp
+    def shifted(x, offset=1.0):
+        return (x + offset) ** 2
+
+    shifted.defvjp(lambda x, offset=1.0: (shifted(x, offset), x + offset), lambda s, g: (2 * s * g, 2 * s * g))
+    return (L.grad(damped)(2.0), L.grad(lambda x: damped(x, rate=1.5))(2.0), L.grad(damped, 1)(2.0, 0.25),
+            L.grad(lambda x: shifted(x))(0.5), L.grad(lambda x: shifted(offset=-2.0, x=x))(0.5))
+
+
+def integer_arguments(L):
+    """An integer array is an ordinary argument (not nondiff): it gets a zero tangent, and bwd
+    returns None for it."""
+    @L.custom_jvp
+    def power(x, n):
+        return x ** n
+
+    @power.defjvp
+    def _(primals, tangents):
+        (x, n), (tx, _) = primals, tangents
+        return power(x, n), n * x ** (n - 1) * tx
+
+    @L.custom_vjp
+    def take(x, i):
+        return x[i]
+
+    take.defvjp(lambda x, i: (x[i], (x, i)), lambda res, g: (L.np.zeros_like(res[0]).at[res[1]].set(g), None))
+    exponents = np.array([2, 3, 4])
+    values = np.array([1.5, -0.5, 2.0])
+    return (L.grad(lambda x: L.np.sum(power(x, exponents)))(values),
+            L.grad(lambda x: take(x, np.array(2)) * 3.0)(values))
+
+
 PATTERNS = {f.__name__: f for f in (
     two_argument_rules, stable_softplus, derivative_convention_at_a_boundary, gradient_clipping, implicit_fixed_point,
     rules_run_only_when_differentiated, rule_derivatives_to_second_order, python_control_flow_in_a_rule,
     several_arguments, pytree_rules, nondiff_function_arguments, debugging_identity, naive_softplus_at_overflow,
+    keyword_and_default_arguments, integer_arguments,
 )}
 # Patterns where adarray differs from JAX today because of work in another section of issue 21.
 NOT_YET = {
@@ -470,6 +514,11 @@ def test_control_flow_several_arguments_pytrees_and_nondiff_arguments():
     np.testing.assert_allclose(nondiff_function_arguments(L), [1.5 ** 4, 2.5, 3.0 ** 4, 6.0, 1.5 ** 4, 7.0],
                                rtol=1e-14)
     np.testing.assert_allclose(debugging_identity(L), np.cos(1.7 ** 2) * 2 * 1.7, rtol=1e-14)
+    np.testing.assert_allclose(keyword_and_default_arguments(L),
+                               [-0.5 * np.exp(-1.0), -1.5 * np.exp(-3.0), -2.0 * np.exp(-0.5), 3.0, -3.0], rtol=1e-14)
+    powers, picked = integer_arguments(L)
+    np.testing.assert_allclose(powers, [3.0, 0.75, 32.0], rtol=1e-14)
+    np.testing.assert_allclose(picked, [0.0, 0.0, 3.0])
 
 
 # --- where adarray differs from JAX on purpose, or until another section lands ---------------------
