@@ -2,7 +2,8 @@
 
 eigh[compute_v] a -> (w, V) or (w,)
     A = V diag(w) V^T for the symmetric A whose lower triangle is a's (LAPACK's UPLO='L'; the
-    derivative is taken with respect to that triangle). w ascending. With K = V^T dA V
+    derivative is taken with respect to that triangle; anp.linalg.eigh and eigvalsh pass the
+    symmetric part (a + a^H) / 2 by default, so theirs is symmetric). w ascending. With K = V^T dA V
     (Giles 2008, sec. 3.1; Magnus 1985):
         dw = diag(K),  dV = V (F o K),  F_ij = 1/(w_j - w_i) (0 on the diagonal),
         A_bar = V (diag(w_bar) + F o (V^T V_bar)) V^T  (then onto the lower triangle).

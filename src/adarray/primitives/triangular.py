@@ -9,7 +9,8 @@ triangular_solve[lower, transpose_a, unit_diagonal] a b -> x
 
 cholesky a -> L
     L L^T = A for the symmetric A whose lower triangle is a's (LAPACK reads only that triangle,
-    so the derivative is taken with respect to it, and the upper triangle gets a zero cotangent).
+    so the derivative is taken with respect to it, and the upper triangle gets a zero cotangent;
+    anp.linalg.cholesky passes the symmetric part (a + a^H) / 2 by default, as JAX does).
     Murray (2016), "Differentiation of the Cholesky decomposition", eqs. 8 and 10:
         dL = L Phi(L^-1 dA L^-T),   A_bar = L^-T Phi(L^T L_bar) L^-1 (then onto the lower triangle),
     Phi = the lower triangle with the diagonal halved. Both are triangular solves and products,
