@@ -117,6 +117,17 @@ def elements_read(expr, into=None) -> list:
     return into
 
 
+def products(expr) -> list:
+    """Every product (mul) an expression contains."""
+    found = []
+    if isinstance(expr, tuple) and expr[0] not in ("index", "len", "shape"):
+        if expr[0] == "mul":
+            found.append(expr)
+        for operand in expr[1:]:
+            found += products(operand)
+    return found
+
+
 def target_reads(target) -> set:
     """What evaluating a target's place reads besides the target: its index expressions."""
     into = set()

@@ -233,7 +233,6 @@ class Parser:
         value = self.expression(node.value)
         self.check_not_reading_target(node, symbol, target, value)
         self.check_indices(node, [target], value)
-        self.check_products(node, value)
         return [(kind, line, target, value)]
 
     def check_not_reading_target(self, node, symbol, target, value) -> None:
@@ -243,16 +242,6 @@ class Parser:
         if not isinstance(target, str) and target in _references(value):
             self.fail(node, f"`{symbol}` reads its target {ast.unparse(node.target)} on the right, so it cannot be "
                             "undone; accumulate into another variable")
-
-    def check_products(self, node, value) -> None:
-        for product in _products(value):
-            left, right = _references(product[1]), _references(product[2])
-            shared = [r for r in left if r in right]
-            if shared:
-                name = shared[0] if isinstance(shared[0], str) else ast.unparse(node.value)
-                self.fail(node, f"`{ast.unparse(node)}` uses the same variable '{name}' twice in one product; its "
-                                f"adjoint would be wrong (each factor writes its gradient back); write "
-                                f"`{name} ** 2` (e.g. `y += x ** 2`) or copy it into an ancilla first")
 
     def allocation(self, node: ast.Assign, line):
         if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
@@ -306,9 +295,7 @@ class Parser:
             theta = self.expression(call.args[2])
             if a == b:
                 self.fail(call, f"`{text}` rotates a variable with itself")
-            touched = {a if isinstance(a, str) else a[1], b if isinstance(b, str) else b[1]}
-            if touched & names_read(theta):
-                self.fail(call, f"`{text}`: the angle reads a variable the rotation updates")
+            self.check_angle(call, text, (a, b), theta)
             return [("rot", line, a, b, theta)]
         if marker == "free":
             return self.free(call, line)
@@ -339,6 +326,20 @@ class Parser:
                 after[:0] = [("dec", line, name, value), ("free", line, name, ("zeros_like", value))]
         targets = self.targets(ast.Call(call.func, arguments, []), len(arguments), call)
         return before + [("call", line, callee, targets)] + after
+
+    def check_angle(self, call, text, rotated, theta) -> None:
+        """The angle of rv.rot must not change with the rotation: it may read other elements of a rotated array
+        (`rv.rot(p[0], p[1], p[2])`, checked at run time to be other elements, as `x[i] += x[j]`), but not a
+        rotated variable, nor a whole rotated array, nor a rotated element."""
+        elements = {t[1]: t for t in rotated if is_element(t)}
+        wholes = {t for t in rotated if isinstance(t, str)}
+        clash = sorted((wholes & names_read(theta)) | (set(elements) & _whole_reads(theta)))
+        if clash:
+            self.fail(call, f"`{text}`: the angle reads '{clash[0]}', which the rotation updates")
+        for reference in _references(theta):
+            if reference in rotated:
+                self.fail(call, f"`{text}`: the angle reads {expr_text(reference)}, which the rotation updates")
+        self.check_indices(call, list(rotated), theta)
 
     def callee(self, func, call) -> str:
         """The name of the reversible function a call statement calls ('~g' for rv.invert(g))."""
@@ -639,16 +640,6 @@ def _whole_reads(expr) -> set:
         return set()
     operands = expr[2:] if expr[0] == "index" else expr[1:]
     return set().union(*(_whole_reads(o) for o in operands)) if operands else set()
-
-
-def _products(expr) -> list:
-    found = []
-    if isinstance(expr, tuple) and expr[0] not in ("index", "len", "shape"):
-        if expr[0] == "mul":
-            found.append(expr)
-        for operand in expr[1:]:
-            found += _products(operand)
-    return found
 
 
 def _uncompute(computed) -> list:

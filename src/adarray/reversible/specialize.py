@@ -12,7 +12,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from .ir import ARITHMETIC, BINARY_MATH, COMPARISONS, LOGICAL, UNARY_MATH, base_name, expr_text, is_element
+from .ir import (
+    ARITHMETIC,
+    BINARY_MATH,
+    COMPARISONS,
+    LOGICAL,
+    UNARY_MATH,
+    base_name,
+    elements_read,
+    expr_text,
+    is_element,
+    products,
+)
 
 _FLOAT_RESULT = {"div", *UNARY_MATH, *BINARY_MATH} - {"abs", "sign"}
 _KIND_KEEPING = {"abs", "sign", "maximum", "minimum", "neg", "sum"}
@@ -107,8 +118,11 @@ class _Typer:
         kind, line = s[0], s[1]
         if kind in ("inc", "dec", "xor"):
             target, value = self.expr(s[2], line), self.expr(s[3], line)
+            if kind != "xor" and target[0] == "b" and _internal(s[2]):
+                s, kind = ("xor",) + s[1:], "xor"  # a truth value passed to a call: its ancilla takes it by ^=
             symbol = {"inc": "+=", "dec": "-=", "xor": "^="}[kind]
             text = f"`{expr_text(s[2])} {symbol} {expr_text(s[3])}`"
+            self.check_products(line, text, s[3])
             if kind == "xor" and (target[0] == "f" or value[0] == "f"):
                 self.fail(line, f"{text}: ^= works on integers and booleans")
             if kind != "xor" and target[0] == "b":
@@ -165,6 +179,17 @@ class _Typer:
             return s[:7] + (self.block(s[7]),)
         raise AssertionError(kind)
 
+    def check_products(self, line, text, value) -> None:
+        """NiLang's rule: one float variable twice in one product (`y += x * x`) is written `x ** 2`. Integers
+        (a loop index in `k * (k + nu)`) have no gradient, so they may repeat."""
+        for product in products(value):
+            left = elements_read(product[1])
+            shared = [r for r in elements_read(product[2]) if r in left and self.expr(r, line)[0] == "f"]
+            if shared:
+                name = expr_text(shared[0])
+                self.fail(line, f"{text} uses the same variable '{name}' twice in one product; write "
+                                f"`{name} ** 2` (e.g. `y += x ** 2`) or copy it into an ancilla first")
+
     def initial_type(self, init, line):
         if isinstance(init, tuple) and init[0] == "zeros":
             for dim in init[1:]:
@@ -185,6 +210,11 @@ class _Typer:
 
     def variable_types(self) -> tuple:
         return tuple((name, kind, rank) for name, (kind, rank) in self.types.items())
+
+
+def _internal(target) -> bool:
+    """An ancilla the parser made (a call argument passed by value: '%line.k')."""
+    return base_name(target).startswith("%")
 
 
 def _describe(typ) -> str:

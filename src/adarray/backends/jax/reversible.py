@@ -314,7 +314,7 @@ class _Tracer:
         self.write(frame, s[2], -self.read(frame, s[2], line), line)
 
     def _rot(self, frame, s, line) -> None:
-        self.distinct(frame, [s[2], s[3]], line, "rv.rot:")
+        self.distinct(frame, [s[2], s[3]], line, "rv.rot:", elements_read(s[4]))
         a, b = self.read(frame, s[2], line), self.read(frame, s[3], line)
         theta = self.value(frame, s[4], line)
         c, si = jnp.cos(theta), jnp.sin(theta)

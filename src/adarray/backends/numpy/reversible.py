@@ -264,7 +264,7 @@ class _Writer:
         self.emit(indent, f"{a} = -{a}")
 
     def _rot(self, s, line, indent) -> None:
-        self._distinct([s[2], s[3]], line, indent, "rv.rot:")
+        self._distinct([s[2], s[3]], line, indent, "rv.rot:", elements_read(s[4]))
         a, b = self.expr(s[2]), self.expr(s[3])
         c, si = self.fresh("c"), self.fresh("s")
         self.emit(indent, f"{c} = np.cos({self.expr(s[4])}); {si} = np.sin({self.expr(s[4])})")
