@@ -22,9 +22,10 @@ cotangents, so no intermediate state is stored. Programs run as generated Python
 from ..core.errors import ReversibilityError
 from .bennett import BennettStats, bennett
 from .execution import reversible_backend, set_reversible_backend
-from .function import ReversibleFunction, grad, invert, reversible
+from .function import GradientFunction, ReversibleFunction, grad, invert, reversible
+from .instructions import Instruction, instruction
 from .ir import program_text
-from .markers import alloc, compute, free, if_, neg, rot, swap, uncompute, while_
+from .markers import alloc, compute, free, if_, lognumber, neg, pop, push, rot, stack, swap, uncompute, while_
 from .primitive import reversible_grad_p, reversible_p
 from .samples import gradient_cases as _gradient_cases
 from .samples import reversible_cases as _reversible_cases
@@ -33,7 +34,8 @@ reversible_p.sample = _reversible_cases
 reversible_grad_p.sample = _gradient_cases
 
 __all__ = [
-    "BennettStats", "ReversibilityError", "ReversibleFunction", "alloc", "bennett", "compute", "free", "grad",
-    "if_", "invert", "neg", "program_text", "reversible", "reversible_backend", "reversible_grad_p", "reversible_p",
-    "rot", "set_reversible_backend", "swap", "uncompute", "while_",
+    "BennettStats", "GradientFunction", "Instruction", "ReversibilityError", "ReversibleFunction", "alloc", "bennett",
+    "compute", "free", "grad", "if_", "instruction", "invert", "lognumber", "neg", "pop", "program_text", "push",
+    "reversible", "reversible_backend", "reversible_grad_p", "reversible_p", "rot", "set_reversible_backend", "stack",
+    "swap", "uncompute", "while_",
 ]

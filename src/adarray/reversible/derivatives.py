@@ -12,13 +12,18 @@ adjoint_program(P): reverse mode by reverse computing (NiLang's paper, section 3
     Ancillas' cotangents are dropped when the ancilla is released (`drop`): its initial value is a
     constant, so nothing depends on it. The adjoint program is run forward only.
 Scalar partial derivatives come from the one table in primitives/scalar.py, through a namespace `Symbolic`
-that builds expression tuples instead of IR.
+that builds expression tuples instead of IR. Complex values follow JAX's convention (primitives/complex.py): a
+holomorphic map multiplies tangents and cotangents by f'(z); real, imag, conj, angle and abs of a complex value
+have their own rules; a float receiving a complex cotangent takes its real part. A lognumber's tangent and
+cotangent are those of its log (a float). Stacks move tangents and cotangents with their values. A user
+instruction (instructions.py) carries its own rules: `tangent_spec` builds the tangent instruction, whose adjoint
+follows from the hand-written one, and `derived_adjoint` the adjoint of a rule that has none.
 """
 from __future__ import annotations
 
 from ..primitives.scalar import PARTIALS, SINGULAR
-from .ir import base_name, is_element
-from .specialize import expression_type
+from .ir import base_name, invert_spec, is_element
+from .specialize import DIFFERENTIABLE, differentiable, expression_type
 
 ZERO_DERIVATIVE = {"sign", "floor", "ceil", "round", "floordiv", "len", "shape", "eq", "ne", "lt", "le", "gt", "ge",
                    "and", "or", "not"}
@@ -134,12 +139,14 @@ def partial_terms(expr, seed, types, forward):
     leaves once per occurrence: the reverse sweep of one statement (seed is the target's cotangent).
     forward=True: seed maps a leaf to its tangent (or None); returns the tangent expression of expr or None.
     """
-    if isinstance(expr, str) or (isinstance(expr, tuple) and expr[0] == "index"):
-        if expression_type(expr, types)[0] != "f":
+    if isinstance(expr, str) or (isinstance(expr, tuple) and expr[0] in ("index", "llog")):
+        if not differentiable(expression_type(expr, types)[0]):
             return None if forward else []
         return seed(expr) if forward else [(expr, seed)]
     if not isinstance(expr, tuple) or expr[0] in ZERO_DERIVATIVE:
         return None if forward else []
+    if expr[0] in COMPLEX_RULES or (expr[0] == "abs" and expression_type(expr[1], types)[0] == "c"):
+        return _complex_part(expr[0], expr[1], seed, types, forward)
     op, operands = expr[0], expr[1:]
     m = SYMBOLIC
     if forward:
@@ -196,6 +203,41 @@ def partial_terms(expr, seed, types, forward):
     return terms
 
 
+COMPLEX_RULES = ("real", "imag", "conj", "angle")
+
+
+def _complex_part(op, z, seed, types, forward):
+    """real, imag, conj, angle and abs of z: real-linear maps, or real functions, of a complex z. Their tangents
+    are Re t, Im t, conj t, Im(t / z), Re(conj(z) t) / |z|; their transposes under the pairing <u, v> = Re(u v)
+    (primitives/complex.py) map a cotangent c to c, -i c, conj c, -i c / z, c conj(z) / |z| (0 at z = 0, as JAX).
+    Of a real z: real and conj are the identity, imag and angle constant."""
+    m = SYMBOLIC
+    is_complex = expression_type(z, types)[0] == "c"
+    if not is_complex and op in ("imag", "angle"):
+        return None if forward else []
+    direction = ("select", ("eq", z, 0.0), 0.0, ("div", ("conj", z), ("abs", z))) if op == "abs" else None
+    if forward:
+        t = partial_terms(z, seed, types, True)
+        if t is None:
+            return None
+        if op == "angle":
+            return ("imag", m.div(t, z))
+        if op == "abs":
+            return ("real", m.mul(direction, t))
+        return (op, t) if is_complex else t
+    if op == "real" or not is_complex:
+        new_seed = seed
+    elif op == "imag":
+        new_seed = m.mul(seed, -1j)
+    elif op == "conj":
+        new_seed = ("conj", seed)
+    elif op == "angle":
+        new_seed = m.div(m.mul(seed, -1j), z)
+    else:
+        new_seed = m.mul(seed, direction)
+    return partial_terms(z, new_seed, types, False)
+
+
 def _is_constant(expr) -> bool:
     return not isinstance(expr, (str, tuple))
 
@@ -210,6 +252,8 @@ def fresh_suffix(names, mark: str) -> str:
 
 def _mapper(suffix):
     def derived(target):
+        if isinstance(target, tuple) and target[0] == "llog":  # the log of a lognumber: its own derivative
+            return derived(target[1])
         if is_element(target):
             return ("index", target[1] + suffix) + target[2:]
         return target + suffix
@@ -217,7 +261,8 @@ def _mapper(suffix):
 
 
 def _zero_like(init):
-    return init if isinstance(init, tuple) else 0.0
+    """The initial value of an ancilla's tangent or cotangent: zeros of its shape, an empty stack, 0."""
+    return init if isinstance(init, tuple) and init[0] != "lognumber" else 0.0
 
 
 def _unique_names(program, label):
@@ -245,11 +290,10 @@ def _tangent_function(function, names):
     table = {v: (k, r) for v, k, r in types}
     suffix = fresh_suffix(set(table), "'")
     d = _mapper(suffix)
-    floats = [v for v, k, _ in types if k == "f"]
-    new_types = types + tuple((v + suffix, "f", table[v][1]) for v in floats)
+    new_types = types + tuple((v + suffix, DIFFERENTIABLE[k], r) for v, k, r in types if differentiable(k))
 
     def is_float(target):
-        return table[base_name(target)][0] == "f"
+        return differentiable(table[base_name(target)][0])
 
     def tangent(expr):
         return partial_terms(expr, lambda leaf: d(leaf), table, True)
@@ -262,9 +306,17 @@ def _tangent_function(function, names):
 
     def statement(s):
         kind, line = s[0], s[1]
-        if kind in ("inc", "dec"):
+        if kind in ("inc", "dec", "lmul", "ldiv"):  # a lognumber's log grows by s[3]: its tangent by s[3]'
             t = tangent(s[3]) if is_float(s[2]) else None
-            return ([(kind, line, d(s[2]), t)] if t is not None else []) + [s]
+            update = {"lmul": "inc", "ldiv": "dec"}.get(kind, kind)
+            return ([(update, line, d(s[2]), t)] if t is not None else []) + [s]
+        if kind in ("push", "pop"):
+            return ([(kind, line, d(s[2]), d(s[3]), s[4])] if is_float(s[2]) else []) + [s]
+        if kind == "inst":
+            kinds = [table[base_name(t)][0] if not is_element(t) else table[t[1]][0] for t in s[3]]
+            ranks = [_target_rank(t, table) for t in s[3]]
+            derived = tuple(d(t) for t in s[3] if differentiable(table[base_name(t)][0]))
+            return [("inst", line, tangent_spec(s[2], list(zip(kinds, ranks))), s[3] + derived)]
         if kind in ("mul", "div", "neg"):
             return [s] + ([(kind, line, d(s[2])) + s[3:]] if is_float(s[2]) else [])
         if kind == "swap":
@@ -290,7 +342,7 @@ def _tangent_function(function, names):
             return [s[:4] + (block(s[4]),)]
         return [s]  # xor: integers only
 
-    new_args = args + tuple(a + suffix for a in args if table[a][0] == "f")
+    new_args = args + tuple(a + suffix for a in args if differentiable(table[a][0]))
     return (names[name], new_args, new_types, check, atol, block(body))
 
 
@@ -304,9 +356,9 @@ def adjoint_program(program) -> tuple:
     name, args, types, check, atol, _ = entry
     table = {v: (k, r) for v, k, r in types}
     suffix = fresh_suffix(set(table), "^")
-    seeds = tuple(a + suffix for a in args if table[a][0] == "f")
+    seeds = tuple(a + suffix for a in args if differentiable(table[a][0]))
     grad_types = tuple((v, k, r) for v, k, r in types if v in args) + tuple(
-        (a + suffix, "f", table[a][1]) for a in args if table[a][0] == "f")
+        (a + suffix, DIFFERENTIABLE[table[a][0]], table[a][1]) for a in args if differentiable(table[a][0]))
     grad = (f"grad({name})", args + seeds, grad_types, check, atol,
             (("call", 0, name, args), ("call", 0, names[name], args + seeds)))
     return (grad,) + tuple(program) + tuple(_adjoint_function(f, names) for f in program)
@@ -317,21 +369,21 @@ def _adjoint_function(function, names):
     table = {v: (k, r) for v, k, r in types}
     suffix = fresh_suffix(set(table), "^")
     bar = _mapper(suffix)
-    floats = [v for v, k, _ in types if k == "f"]
-    new_types = types + tuple((v + suffix, "f", table[v][1]) for v in floats)
+    new_types = types + tuple((v + suffix, DIFFERENTIABLE[k], r) for v, k, r in types if differentiable(k))
     every = {v: (k, r) for v, k, r in new_types}
 
     def is_float(target):
-        return table[base_name(target)][0] == "f"
-
-    def rank(expr):
-        return expression_type(expr, every)[1]
+        return differentiable(table[base_name(target)][0])
 
     def spread(kind, line, seed, value):
         """Statements x^ (+= or -=) seed * d value / dx for every float leaf x of value."""
         out = []
         for leaf, term in partial_terms(value, seed, table, False):
-            if rank(term) > rank(leaf):
+            (leaf_kind, leaf_rank), (term_kind, term_rank) = (expression_type(leaf, every),
+                                                              expression_type(term, every))
+            if term_kind == "c" and leaf_kind != "c":
+                term = ("real", term)  # a real variable's share of a complex cotangent (pairing Re(u v))
+            if term_rank > leaf_rank:
                 term = ("sum", term)  # an array expression's cotangent into a scalar: sum it
             out.append((kind, line, bar(leaf), term))
         return out
@@ -349,6 +401,15 @@ def _adjoint_function(function, names):
             return [undo] + (spread(kind, line, bar(s[2]), s[3]) if is_float(s[2]) else [])
         if kind == "xor":
             return [s]
+        if kind in ("lmul", "ldiv"):  # the log of p grew by s[3]: p^ flows into s[3] as for +=
+            undo = ("ldiv" if kind == "lmul" else "lmul", line, s[2], s[3])
+            return [undo] + spread("inc" if kind == "lmul" else "dec", line, bar(s[2]), s[3])
+        if kind in ("push", "pop"):  # the inverse move, and the cotangent moves back with the value
+            other = "pop" if kind == "push" else "push"
+            return [(other, line, s[2], s[3], s[4])] + (
+                [(other, line, bar(s[2]), bar(s[3]), False)] if is_float(s[2]) else [])
+        if kind == "inst":
+            return [("inst", line, invert_spec(s[2]), s[3]), _adjoint_update(s, line, table, bar)]
         if kind in ("mul", "div"):
             other = "div" if kind == "mul" else "mul"
             return [(other, line, s[2], s[3]), (kind, line, bar(s[2]), s[3])]
@@ -375,5 +436,107 @@ def _adjoint_function(function, names):
             return [("while", line, s[3], s[2], block(s[4]))]
         raise AssertionError(kind)
 
-    new_args = args + tuple(a + suffix for a in args if table[a][0] == "f")
+    new_args = args + tuple(a + suffix for a in args if differentiable(table[a][0]))
     return (names[name], new_args, new_types, check, atol, block(body))
+
+
+# --- user instructions (instructions.py) ------------------------------------------------------------------
+
+def _target_rank(target, table) -> int:
+    return table[target][1] if isinstance(target, str) else table[target[1]][1] - (len(target) - 2)
+
+
+def substitute(expr, mapping):
+    """`expr` with the names of `mapping` replaced (by names or numbers; an indexed number is the number)."""
+    if isinstance(expr, str):
+        return mapping.get(expr, expr)
+    if not isinstance(expr, tuple):
+        return expr
+    if expr[0] in ("index", "len", "shape", "llog"):
+        head = mapping.get(expr[1], expr[1])
+        if not isinstance(head, str):
+            return head
+        return (expr[0], head) + tuple(substitute(o, mapping) if expr[0] == "index" else o for o in expr[2:])
+    return (expr[0],) + tuple(substitute(o, mapping) for o in expr[1:])
+
+
+def _like(expr, name, rank, types):
+    """`expr` broadcast to the rank of the variable `name` (None: zeros like it)."""
+    zeros = SYMBOLIC.mul(0.0, name) if rank else 0.0
+    if expr is None:
+        return zeros
+    return expr if expression_type(expr, types)[1] >= rank else ("add", expr, zeros)
+
+
+def derived_adjoint(params, exprs, bars, table, fail=None):
+    """The adjoint of an instruction rule without a hand-written one: the cotangent of parameter k is
+    sum_i bar_i * d exprs_i / d param_k (exprs_i the new value of parameter i, bar_i its cotangent)."""
+    bar_types = {b: (DIFFERENTIABLE.get(table[p][0], "f"), table[p][1]) for p, b in zip(params, bars)}
+    every = {**table, **bar_types}
+    totals = dict.fromkeys(params)
+    for expr, output, b in zip(exprs, params, bars):
+        if not differentiable(table[output][0]):
+            continue
+        for leaf, term in partial_terms(expr, b, table, False):
+            if not isinstance(leaf, str) or leaf not in totals:
+                message = (f"the rule `{leaf}` reads an element of a parameter, whose adjoint cannot be derived: give "
+                           "the adjoint with defadjoint")
+                if fail is None:
+                    raise ValueError(message)
+                fail(message)
+            if expression_type(term, every)[0] == "c" and table[leaf][0] != "c":
+                term = ("real", term)
+            if expression_type(term, every)[1] > table[leaf][1]:
+                term = ("sum", term)
+            totals[leaf] = term if totals[leaf] is None else SYMBOLIC.add(totals[leaf], term)
+    return tuple(_like(totals[p], b, table[p][1], every) for p, b in zip(params, bars))
+
+
+def tangent_spec(spec, param_types) -> tuple:
+    """The tangent instruction of `spec` for parameters of `param_types`: (p, p') -> (F(p), F'(p) p'), its
+    inverse (G(q), G'(q) q'), and its adjoint from the hand-written adjoint A(p, v) = F'(p)^T v: the cotangent
+    (b, c) of (F(p), F'(p) p') gives p^ = A(p, b) + d/dp <c, F'(p) p'> = A(p, b) + (the derivative of A(p, c)
+    along p'), and p'^ = A(p, c)."""
+    name, params, forward, inverse, bars, adjoint, inverse_adjoint = spec
+    table = dict(zip(params, param_types))
+    diff = [k for k, (kind, _) in enumerate(param_types) if differentiable(kind)]
+    suffix = fresh_suffix(set(params) | set(bars), "'")
+    d = _mapper(suffix)
+    new_params = tuple(params[k] + suffix for k in diff)
+    new_bars = tuple(bars[k] + suffix for k in diff)
+    types = {**table, **{p: (DIFFERENTIABLE[table[params[k]][0]], table[params[k]][1])
+                         for p, k in zip(new_params, diff)}}
+    every = {**types, **{b: (DIFFERENTIABLE.get(k, "f"), r) for b, (k, r) in zip(bars, param_types)},
+             **{b: types[p] for b, p in zip(new_bars, new_params)}}
+
+    def seed(leaf):
+        base = leaf if isinstance(leaf, str) else leaf[1]
+        return d(leaf) if base in table and differentiable(table[base][0]) else None
+
+    def with_tangents(exprs):
+        return tuple(exprs) + tuple(_like(partial_terms(exprs[k], seed, types, True), params[k] + suffix,
+                                          table[params[k]][1], types) for k in diff)
+
+    def adjoint_of(rule):
+        tangent_bars = {bars[k]: (bars[k] + suffix if k in diff else 0.0) for k in range(len(params))}
+        by_tangent = [substitute(a, tangent_bars) for a in rule]
+        first = []
+        for a, a_c in zip(rule, by_tangent):
+            jvp = partial_terms(a_c, seed, every, True)
+            first.append(a if jvp is None else SYMBOLIC.add(a, jvp))
+        return tuple(first) + tuple(by_tangent[k] for k in diff)
+
+    return (f"jvp({name})", params + new_params, with_tangents(forward), with_tangents(inverse), bars + new_bars,
+            adjoint_of(adjoint), adjoint_of(inverse_adjoint))
+
+
+def _adjoint_update(statement, line, table, bar):
+    """The reverse sweep's cotangent step of an instruction (after its inverse restored the values): the bars of
+    its differentiable targets become A(values, bars). Run forward only (never inverted)."""
+    _, _, spec, targets = statement
+    name, params, _, _, bars, adjoint, _ = spec
+    diff = [k for k, t in enumerate(targets) if differentiable(table[base_name(t)][0])]
+    mapping = {bars[k]: (bars[k] if k in diff else 0.0) for k in range(len(params))}
+    exprs = tuple(params) + tuple(substitute(adjoint[k], mapping) for k in diff)
+    update = (f"adjoint({name})", params + tuple(bars[k] for k in diff), exprs, None, (), None, None)
+    return ("inst", line, update, targets + tuple(bar(targets[k]) for k in diff))

@@ -21,12 +21,14 @@ import functools
 import numpy as np
 
 from ..core.errors import ArgumentError
+from ..core.pytree import flatten, leaf_paths, unflatten
 from ..kernels.language import resolve_free
 from ..tracing import Tracer
 from .ir import function_text, invert_block
 from .language import parse_function
-from .primitive import float_flags, reversible_grad_p, reversible_p
+from .primitive import float_flags, reversible_grad_p, reversible_p, tangent_of
 from .specialize import kind_of_dtype, specialize
+from .structures import tree_type
 
 
 class ReversibleFunction:
@@ -100,21 +102,29 @@ class ReversibleFunction:
     # --- calling -----------------------------------------------------------------------------------------
 
     def _arguments(self, args, what, keywords=None):
+        """(the leaves of the arguments as arrays, the program for their types, each argument's TreeDef or None)."""
         if keywords:
             args = self._by_name(args, keywords, what)
         if len(args) != len(self.args):
             raise ArgumentError(f"{what} '{self.name}' takes {len(self.args)} arguments ({', '.join(self.args)}), "
                                 f"got {len(args)}")
-        values, types = [], []
+        values, types, trees = [], [], []
         for name, arg in zip(self.args, args):
-            value = arg if isinstance(arg, Tracer) else np.asarray(arg)
-            kind = kind_of_dtype(value.dtype)
-            if kind is None:
-                raise ArgumentError(f"{what} '{self.name}': argument '{name}' has dtype {np.dtype(value.dtype)}; "
-                                    "reversible functions take float, integer and boolean scalars and arrays")
-            values.append(value)
-            types.append((kind, len(value.shape)))
-        return values, self.program(types)
+            leaves, treedef = flatten(arg)
+            structured = treedef.kind != "leaf"
+            leaf_types = []
+            for path, leaf in zip(leaf_paths(treedef, name) if structured else [name], leaves):
+                value = leaf if isinstance(leaf, Tracer) else np.asarray(leaf)
+                kind = kind_of_dtype(value.dtype)
+                if kind is None:
+                    raise ArgumentError(f"{what} '{self.name}': argument '{path}' has dtype {np.dtype(value.dtype)}; "
+                                        "reversible functions take float, complex, integer and boolean scalars and "
+                                        "arrays (or dataclasses, dicts, tuples and lists of them)")
+                values.append(value)
+                leaf_types.append((kind, len(value.shape)))
+            types.append(tree_type(treedef, leaf_types) if structured else leaf_types[0])
+            trees.append(treedef if structured else None)
+        return values, self.program(types), trees
 
     def _by_name(self, args, keywords, what):
         """Positional arguments followed by keyword ones, in the order of the function's parameters."""
@@ -128,8 +138,8 @@ class ReversibleFunction:
         return tuple(args) + tuple(keywords[a] for a in self.args[len(args):])
 
     def __call__(self, *args, **keywords):
-        values, program = self._arguments(args, "reversible function", keywords)
-        return tuple(reversible_p.bind(*values, program=program, batch=0))
+        values, program, trees = self._arguments(args, "reversible function", keywords)
+        return rebuild(reversible_p.bind(*values, program=program, batch=0), trees)
 
 
 def reversible(fn=None, *, check: bool = True, atol: float = 1e-8):
@@ -152,39 +162,111 @@ def reversible(fn=None, *, check: bool = True, atol: float = 1e-8):
     return ReversibleFunction(fn, check, atol)
 
 
-def invert(f) -> ReversibleFunction:
-    """The inverse of a reversible function: rv.invert(f)(*f(*x)) gives x back (exactly for integers and
-    booleans, up to rounding for floats). Inside a reversible function, `rv.invert(g)(a, b)` is a statement."""
-    if not isinstance(f, ReversibleFunction):
-        raise ArgumentError(f"rv.invert takes a @rv.reversible function, got {type(f).__name__}")
+def _is_reversible(f) -> bool:
+    return getattr(f, "_is_adarray_reversible", False)
+
+
+def invert(f):
+    """The inverse of a reversible function (or instruction): rv.invert(f)(*f(*x)) gives x back (exactly for
+    integers and booleans, up to rounding for floats). Inside a reversible function, `rv.invert(g)(a, b)` is a
+    statement."""
+    if not _is_reversible(f) or isinstance(f, GradientFunction):
+        raise ArgumentError(f"rv.invert takes a @rv.reversible function or an rv.instruction, got "
+                            f"{type(f).__name__}")
     return f.inverse
 
 
 invert._is_rv_invert = True
 
 
-def grad(f, loss: int = 0):
+def rebuild(leaves, trees) -> tuple:
+    """One value per argument from the flat leaves: a structured argument is unflattened (a None leaf stays None)."""
+    leaves, out = list(leaves), []
+    position = 0
+    for treedef in trees:
+        if treedef is None:
+            out.append(leaves[position])
+            position += 1
+        else:
+            out.append(unflatten(treedef, leaves[position:position + treedef.num_leaves]))
+            position += treedef.num_leaves
+    return tuple(out)
+
+
+class GradientFunction:
+    """rv.grad(f, loss): the derivative of f's updated argument `loss` with respect to every argument, by
+    reverse computing. Calling it gives one gradient per argument (None for integer and boolean ones, structures
+    for structured ones). rv.grad of it, with the loss (k, i, ...) the element [i, ...] of the gradient of argument
+    k, gives second derivatives (a Hessian row), and so on: each order reverse-computes the tangent program of the
+    previous one, so no order stores the states of the iterations.
+
+    For a gradient G(X) = reversible_grad[Q](X, S) (the cotangents of Q's differentiable arguments), the gradient
+    of <u, G(X)> is reversible_grad[T(Q)](X, U; 0, S) with T(Q) the tangent program and U = u as the tangents:
+    the gradient of <S, Q'(X) U> (primitive.py, reversible_grad.vjp)."""
+
+    _is_adarray_reversible = True
+
+    def __init__(self, f, loss, chain=()):
+        self.f, self.loss, self.chain = f, loss, tuple(chain)
+        self.args = f.args
+        self.name = self.__name__ = "grad_" * (len(self.chain) + 1) + getattr(f, "name", "f")
+
+    def __call__(self, *args, **keywords):
+        values, program, trees = self.f._arguments(args, "rv.grad of", keywords)
+        flags = float_flags(program)
+        leaves = [0]
+        for tree in trees:
+            leaves.append(leaves[-1] + (tree.num_leaves if tree is not None else 1))
+        loss = leaves[self.loss]
+        if trees[self.loss] is not None or not flags[loss] or len(values[loss].shape) != 0 \
+                or kind_of_dtype(values[loss].dtype) != "f":
+            shown = "a structure" if trees[self.loss] is not None else f"{values[loss].dtype}{list(values[loss].shape)}"
+            raise ArgumentError(f"rv.grad: the loss, argument '{self.f.args[self.loss]}' of '{self.f.name}', must be a "
+                                f"float scalar, got {shown}")
+        floats = [k for k, flag in enumerate(flags) if flag]
+        seeds = [np.full(np.shape(values[k]), 1.0 if k == loss else 0.0, dtype=values[k].dtype) for k in floats]
+        inputs = list(values)
+        for position, index in self.chain:
+            leaf = leaves[position]
+            if trees[position] is not None or not flags[leaf]:
+                raise ArgumentError(f"rv.grad of {self.name}: the loss must be an element of the gradient of a float "
+                                    f"argument that is not structured, got argument '{self.f.args[position]}'")
+            direction = [np.zeros(np.shape(values[k]), values[k].dtype) for k in floats]
+            target = direction[floats.index(leaf)]
+            try:
+                target[index] = 1.0
+            except (IndexError, TypeError, ValueError):
+                raise ArgumentError(f"rv.grad of {self.name}: {index} is not an element of the gradient of "
+                                    f"'{self.f.args[position]}' (shape {target.shape})") from None
+            current = float_flags(program)
+            inputs += direction + [np.zeros(np.shape(v), np.asarray(v).dtype)
+                                   for v, flag in zip(inputs[len(values):], current[len(values):]) if flag]
+            seeds = [np.zeros(np.shape(s), np.asarray(s).dtype) for s in seeds] + seeds
+            program = tangent_of(program)
+        outs = iter(reversible_grad_p.bind(*inputs, *seeds, program=program, batch=0)[:len(floats)])
+        return rebuild([next(outs) if flag else None for flag in flags], trees)
+
+    def __repr__(self) -> str:
+        return f"<{self.name}: loss {self.loss!r}{''.join(f', then {c}' for c in self.chain)}>"
+
+
+def grad(f, loss=0):
     """d (the updated argument `loss`) / d (every argument), by reverse computing.
 
     Returns a function of f's arguments giving one gradient per argument (None for integer and boolean
-    arguments). The forward run's states are not stored: the inverse program recomputes them.
+    arguments). The forward run's states are not stored: the inverse program recomputes them. Of a gradient
+    function, rv.grad(rv.grad(f), loss=(k, i, ...)) differentiates the element [i, ...] of the gradient of
+    argument k (a Hessian row), again by reverse computing.
     """
-    if not isinstance(f, ReversibleFunction):
+    if isinstance(f, GradientFunction):
+        position, index = (loss, ()) if isinstance(loss, (int, np.integer)) else (loss[0], tuple(loss[1:]))
+        if not isinstance(position, (int, np.integer)) or not 0 <= position < len(f.args):
+            raise ArgumentError(f"rv.grad of {f.name}: loss must be (argument index, element index...) of one of its "
+                                f"gradients, got {loss!r}")
+        return GradientFunction(f.f, f.loss, f.chain + ((int(position), index),))
+    if not _is_reversible(f):
         raise ArgumentError(f"rv.grad takes a @rv.reversible function, got {type(f).__name__}")
     if not isinstance(loss, (int, np.integer)) or not 0 <= loss < len(f.args):
         raise ArgumentError(f"rv.grad: loss must be an argument index of '{f.name}' (0 to {len(f.args) - 1}), got "
                             f"{loss!r}")
-
-    def gradient(*args, **keywords):
-        values, program = f._arguments(args, "rv.grad of", keywords)
-        flags = float_flags(program)
-        if not flags[loss] or len(values[loss].shape) != 0:
-            raise ArgumentError(f"rv.grad: the loss, argument '{f.args[loss]}' of '{f.name}', must be a float "
-                                f"scalar, got {values[loss].dtype}{list(values[loss].shape)}")
-        seeds = [np.full(np.shape(v), 1.0 if k == loss else 0.0, dtype=v.dtype)
-                 for k, (v, flag) in enumerate(zip(values, flags)) if flag]
-        bars = iter(reversible_grad_p.bind(*values, *seeds, program=program, batch=0))
-        return tuple(next(bars) if flag else None for flag in flags)
-
-    gradient.__name__ = f"grad_{f.name}"
-    return gradient
+    return GradientFunction(f, int(loss))

@@ -3,43 +3,56 @@ param of the `reversible` primitive that the IR printer writes and `ad.parse_pro
 
 Expressions
     "x"                          a variable (scalar or array)
-    1.5, 2, True                 a constant
+    1.5, 2, True, 1j             a constant
     ("index", "x", i, j)         the element x[i, j] (indices are integer expressions)
     ("len", "x"), ("shape", "x", k)      len(x), x.shape[k] (integers)
+    ("llog", "p")                the logarithm of the lognumber p, a float (exact: p holds it)
     (op, e1, e2, ...)            op: add sub mul div pow mod floordiv neg; eq ne lt le gt ge and or not;
-                                 select (c ? a : b); sum; the math functions of MATH (exp, log, sqrt, ...)
+                                 select (c ? a : b); sum; the math functions of MATH (exp, log, sqrt, ...);
+                                 real imag conj angle (of complex values)
 Targets (what a statement updates): a variable "y" or an element ("index", "x", i).
 Statements: (kind, line, ...operands); `line` is the source line, for messages.
     ("inc", l, t, e)   t += e        ("dec", l, t, e)   t -= e        (e does not read t)
     ("xor", l, t, e)   t ^= e        (integers and booleans; its own inverse)
     ("mul", l, t, c)   t *= c        ("div", l, t, c)   t /= c        (c a non-zero constant)
+    ("lmul", l, p, e)  p *= exp(e)   ("ldiv", l, p, e)  p /= exp(e)   (p a lognumber: its log += e, exactly)
     ("swap", l, a, b)  ("neg", l, a) ("rot", l, a, b, theta): (a, b) <- (a cos - b sin, b cos + a sin)
+    ("push", l, s, x, checked)   x moves onto the stack s and x becomes the slot's old value (zero)
+    ("pop", l, s, x, checked)    the top of s moves into x (checked: x must be zero); inverses of each other
     ("call", l, f, (a1, a2, ...))   the reversible function f on the targets a1... (updated in place)
-    ("alloc", l, t, init)  ("free", l, t, init)   init: a number, ("zeros", n1, ...), ("zeros_like", e)
+    ("inst", l, spec, (a1, a2, ...))   a user instruction (instructions.py): spec = (name, params, forward,
+                                 inverse, bars, adjoint, inverse_adjoint), each a tuple of expressions over the params
+    ("alloc", l, t, init)  ("free", l, t, init)   init: a number, ("zeros", n1, ...), ("zeros_like", e),
+                                 ("stack", capacity or None), ("lognumber", c)
     ("if", l, pre, post, then, else)     then/else are tuples of statements; post == pre after the branch
     ("for", l, i, start, stop, step, reverse, body)    reverse: walk range(start, stop, step) backwards
     ("while", l, pre, post, body)        post false on entry, true after every iteration
-A function is (name, args, types, check, atol, body) with types ((var, kind, rank), ...), kind "f", "i"
-or "b"; a program is a tuple of functions, the entry first, whose calls name functions of the tuple.
+A function is (name, args, types, check, atol, body) with types ((var, kind, rank), ...), kind "f" (float),
+"c" (complex), "i", "b", "l" (lognumber) or a stack "s" + its elements' kind (rank: the elements' rank); a
+program is a tuple of functions, the entry first, whose calls name functions of the tuple.
 `invert_block` gives the inverse (the table of NiLang's paper, section 2.2): blocks run backwards,
 each statement replaced by its inverse. For loops reverse the realised index sequence, so stepped
 ranges that do not end on `stop` (range(1, 6, 2): 1, 3, 5) come back as 5, 3, 1.
 """
 from __future__ import annotations
 
+COMPLEX_PARTS = ("real", "imag", "conj", "angle")  # named as in NumPy and adarray.numpy (np.real, anp.conj, ...)
 UNARY_MATH = ("exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh",
-              "cosh", "tanh", "logistic", "abs", "sign", "floor", "ceil", "round")
+              "cosh", "tanh", "logistic", "abs", "sign", "floor", "ceil", "round") + COMPLEX_PARTS
 BINARY_MATH = ("maximum", "minimum", "arctan2", "logaddexp", "hypot")
 ARITHMETIC = ("add", "sub", "mul", "div", "pow", "mod", "floordiv")
 COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge")
 LOGICAL = ("and", "or", "not")
 LEAVES = ("index", "len", "shape")
-STATEMENTS = ("inc", "dec", "xor", "mul", "div", "swap", "neg", "rot", "call", "alloc", "free", "if", "for",
-              "while")
-_INVERSE_KIND = {"inc": "dec", "dec": "inc", "mul": "div", "div": "mul", "alloc": "free", "free": "alloc"}
+STATEMENTS = ("inc", "dec", "xor", "mul", "div", "lmul", "ldiv", "swap", "neg", "rot", "push", "pop", "call", "inst",
+              "alloc", "free", "if", "for", "while")
+_INVERSE_KIND = {"inc": "dec", "dec": "inc", "mul": "div", "div": "mul", "lmul": "ldiv", "ldiv": "lmul",
+                 "push": "pop", "pop": "push", "alloc": "free", "free": "alloc"}
+FRACTION_BITS = 42  # a lognumber holds its log as an int64 count of 2**-42: |log| < 2**20, exact += and -=
+LOG_UNIT = 2.0 ** -FRACTION_BITS
 SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "pow": "**", "mod": "%", "floordiv": "//",
            "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "and": "and", "or": "or"}
-UPDATE_SYMBOLS = {"inc": "+=", "dec": "-=", "xor": "^=", "mul": "*=", "div": "/="}
+UPDATE_SYMBOLS = {"inc": "+=", "dec": "-=", "xor": "^=", "mul": "*=", "div": "/=", "lmul": "*=", "ldiv": "/="}
 
 
 def is_name(expr) -> bool:
@@ -48,6 +61,16 @@ def is_name(expr) -> bool:
 
 def is_element(expr) -> bool:
     return isinstance(expr, tuple) and expr[0] == "index"
+
+
+def root_name(name: str) -> str:
+    """The argument a path of a structured argument starts from: 'layer' for 'layer.W1' and "p['w']"."""
+    if name.startswith("%"):  # an ancilla the parser made
+        return name
+    for k, char in enumerate(name):
+        if char in ".[" and k:
+            return name[:k]
+    return name
 
 
 def base_name(target) -> str:
@@ -117,17 +140,6 @@ def elements_read(expr, into=None) -> list:
     return into
 
 
-def products(expr) -> list:
-    """Every product (mul) an expression contains."""
-    found = []
-    if isinstance(expr, tuple) and expr[0] not in ("index", "len", "shape"):
-        if expr[0] == "mul":
-            found.append(expr)
-        for operand in expr[1:]:
-            found += products(operand)
-    return found
-
-
 def target_reads(target) -> set:
     """What evaluating a target's place reads besides the target: its index expressions."""
     into = set()
@@ -140,11 +152,11 @@ def target_reads(target) -> set:
 def statement_targets(statement) -> list:
     """The targets one statement writes (not descending into blocks)."""
     kind = statement[0]
-    if kind in ("inc", "dec", "xor", "mul", "div", "neg"):
+    if kind in ("inc", "dec", "xor", "mul", "div", "lmul", "ldiv", "neg"):
         return [statement[2]]
-    if kind in ("swap", "rot"):
+    if kind in ("swap", "rot", "push", "pop"):
         return [statement[2], statement[3]]
-    if kind == "call":
+    if kind in ("call", "inst"):
         return list(statement[3])
     if kind in ("alloc", "free"):
         return [statement[2]]
@@ -185,6 +197,8 @@ def invert_statement(statement):
         return ("rot", line, statement[2], statement[3], ("neg", statement[4]))
     if kind == "call":
         return ("call", line, inverse_name(statement[2]), statement[3])
+    if kind == "inst":
+        return ("inst", line, invert_spec(statement[2]), statement[3])
     if kind == "if":
         _, _, pre, post, then, orelse = statement
         return ("if", line, post, pre, invert_block(then), invert_block(orelse))
@@ -199,6 +213,12 @@ def invert_statement(statement):
 
 def invert_block(statements) -> tuple:
     return tuple(invert_statement(s) for s in reversed(statements))
+
+
+def invert_spec(spec) -> tuple:
+    """The instruction that undoes the instruction `spec`: forward and inverse, and their adjoints, trade places."""
+    name, params, forward, inverse, bars, adjoint, inverse_adjoint = spec
+    return (inverse_name(name), params, inverse, forward, bars, inverse_adjoint, adjoint)
 
 
 def inverse_name(name: str) -> str:
@@ -283,6 +303,8 @@ def expr_text(expr) -> str:
         return f"{operands[0]}.shape[{operands[1]}]"
     if op == "neg":
         return f"(-{expr_text(operands[0])})"
+    if op == "llog":
+        return f"log({expr_text(operands[0])})"
     if op == "not":
         return f"(not {expr_text(operands[0])})"
     if op == "select":
@@ -292,7 +314,18 @@ def expr_text(expr) -> str:
     return f"{op}({', '.join(expr_text(o) for o in operands)})"
 
 
+def factor_text(log_expr) -> str:
+    """The factor of a lognumber update p *= factor whose log is `log_expr`."""
+    if isinstance(log_expr, tuple) and log_expr[0] in ("log", "llog"):
+        return expr_text(log_expr[1])
+    return f"exp({expr_text(log_expr)})"
+
+
 def _init_text(init) -> str:
+    if isinstance(init, tuple) and init[0] == "stack":
+        return "stack()" if init[1] is None else f"stack({expr_text(init[1])})"
+    if isinstance(init, tuple) and init[0] == "lognumber":
+        return f"lognumber({init[1]!r})"
     if isinstance(init, tuple) and init[0] == "zeros":
         return f"zeros(({', '.join(expr_text(n) for n in init[1:])},))"
     if isinstance(init, tuple) and init[0] == "zeros_like":
@@ -305,12 +338,19 @@ def block_text(statements, indent: int = 1) -> list[str]:
     lines = []
     for s in statements:
         kind = s[0]
-        if kind in UPDATE_SYMBOLS:
+        if kind in ("lmul", "ldiv"):
+            lines.append(f"{pad}{expr_text(s[2])} {UPDATE_SYMBOLS[kind]} {factor_text(s[3])}")
+        elif kind in UPDATE_SYMBOLS:
             lines.append(f"{pad}{expr_text(s[2])} {UPDATE_SYMBOLS[kind]} {expr_text(s[3])}")
         elif kind in ("swap", "neg", "rot"):
             lines.append(f"{pad}{kind}({', '.join(expr_text(o) for o in s[2:])})")
+        elif kind in ("push", "pop"):
+            unchecked = "" if s[4] else "  # unchecked"
+            lines.append(f"{pad}{kind}({expr_text(s[2])}, {expr_text(s[3])}){unchecked}")
         elif kind == "call":
             lines.append(f"{pad}{s[2]}({', '.join(expr_text(a) for a in s[3])})")
+        elif kind == "inst":
+            lines.append(f"{pad}{s[2][0]}({', '.join(expr_text(a) for a in s[3])})")
         elif kind == "alloc":
             lines.append(f"{pad}{s[2]} = alloc({_init_text(s[3])})")
         elif kind == "free":

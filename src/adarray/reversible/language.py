@@ -1,13 +1,14 @@
 """The reversible language: a checked subset of Python, read from a function's source when it is decorated.
 
     statements   y += e, y -= e (e does not read y; scalars, arrays and elements x[i] alike), y ^= e (integers,
-                 booleans), y *= c, y /= c (c a non-zero constant), rv.swap(a, b), rv.rot(a, b, theta), rv.neg(a),
-                 g(a, b) and rv.invert(g)(a, b) for reversible g, t = rv.alloc(constant) ... rv.free(t, value),
+                 booleans), y *= c, y /= c (c a non-zero constant; any factor for a lognumber), rv.swap(a, b),
+                 rv.rot(a, b, theta), rv.neg(a), rv.push(s, x), rv.pop(s, x), g(a, b) and rv.invert(g)(a, b) for
+                 a reversible function or instruction g, t = rv.alloc(constant) ... rv.free(t, value),
                  with rv.compute(): ... rv.uncompute(), if c: / if rv.if_(pre, post):, for i in range(a, b, s),
                  while rv.while_(pre, post):, pass
-    expressions  numbers, variables, x[i, j], + - * / ** % //, comparisons, and/or/not, `a if c else b`,
-                 len(x), x.shape[k], sum(e), the math functions of MATH_FUNCTIONS (from math, numpy or
-                 adarray.numpy), module-level numeric constants
+    expressions  numbers (complex too), variables, x[i, j], + - * / ** % //, comparisons, and/or/not,
+                 `a if c else b`, len(x), x.shape[k], sum(e), the math functions of MATH_FUNCTIONS (from math, numpy
+                 or adarray.numpy), module-level numeric constants
 
 `parse_function` returns the function's statement IR (see ir.py) with compute/uncompute expanded and
 rv.free(t, e) of a non-constant e written as `t -= e; rv.free(t, 0)`. Everything outside the language, and
@@ -24,6 +25,7 @@ import numpy as np
 from ..core.errors import ReversibilityError
 from ..kernels.language import CONSTANTS, module_name, resolve_free
 from .ir import (
+    COMPLEX_PARTS,
     base_name,
     expr_text,
     invert_block,
@@ -46,15 +48,16 @@ MATH_FUNCTIONS = {
     "atan2": ("arctan2", 2), "arctan2": ("arctan2", 2), "maximum": ("maximum", 2), "minimum": ("minimum", 2),
     "pow": ("pow", 2), "power": ("pow", 2), "logaddexp": ("logaddexp", 2), "hypot": ("hypot", 2),
     "sum": ("sum", 1),
+    **{n: (n, 1) for n in COMPLEX_PARTS}, "conjugate": ("conj", 1),
 }
 _MODULES = ("math", "numpy", "adarray.numpy", "builtins")
 _BINARY = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.Pow: "pow", ast.Mod: "mod",
            ast.FloorDiv: "floordiv"}
 _COMPARE = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge"}
 _UPDATES = {ast.Add: "inc", ast.Sub: "dec", ast.BitXor: "xor", ast.Mult: "mul", ast.Div: "div"}
-STATEMENT_HELP = ("a statement is y += e, y -= e, y ^= e, y *= c, y /= c, rv.swap/rot/neg, a call of a "
-                  "@rv.reversible function, t = rv.alloc(...), rv.free(t, v), with rv.compute(), rv.uncompute(), "
-                  "if, for i in range(...) or while rv.while_(pre, post)")
+STATEMENT_HELP = ("a statement is y += e, y -= e, y ^= e, y *= c, y /= c, rv.swap/rot/neg/push/pop, a call of a "
+                  "@rv.reversible function or rv.instruction, t = rv.alloc(...), rv.free(t, v), with rv.compute(), "
+                  "rv.uncompute(), if, for i in range(...) or while rv.while_(pre, post)")
 
 
 class Source:
@@ -226,10 +229,13 @@ class Parser:
         target = self.target(node.target)
         if kind in ("mul", "div"):
             value = self.constant(node.value)
-            if value is None or isinstance(value, bool) or value == 0:
-                self.fail(node, f"`{symbol}`: *= and /= are reversible only by a non-zero constant; to multiply by "
-                                "a variable accumulate into an ancilla (t += y * x)")
-            return [(kind, line, target, value)]
+            if value is not None and not isinstance(value, bool) and value != 0:
+                return [(kind, line, target, value)]
+            if value is not None:  # zero, or a truth value: never a reversible factor
+                self.fail(node, f"`{symbol}`: *= and /= are reversible only by a non-zero constant (or, on a "
+                                "lognumber, by a positive factor); to multiply by a variable accumulate into an "
+                                "ancilla (t += y * x)")
+            # a variable factor: reversible on a lognumber only, which typing checks (the target's kind)
         value = self.expression(node.value)
         self.check_not_reading_target(node, symbol, target, value)
         self.check_indices(node, [target], value)
@@ -262,6 +268,8 @@ class Parser:
         constant = self.constant(node)
         if constant is not None:
             return constant
+        if isinstance(node, ast.Call) and self.marker(node.func) in ("stack", "lognumber"):
+            return self.special_value(node, owner)
         if isinstance(node, ast.Call) and not node.keywords:
             function = self.function_object(node.func)
             name = getattr(function, "__name__", None)
@@ -274,6 +282,22 @@ class Parser:
         self.fail(owner, f"`{ast.unparse(owner)}`: rv.alloc takes a constant (a number, anp.zeros(shape) or "
                          "anp.zeros_like(x)); allocating from another variable would silently copy it (and lose its "
                          "gradient): allocate a zero and accumulate, `t = rv.alloc(0.0); t += y`")
+
+    def special_value(self, call, owner):
+        """rv.stack(capacity=None) -> ("stack", capacity); rv.lognumber(c) -> ("lognumber", c)."""
+        marker = self.marker(call.func)
+        if marker == "stack":
+            if call.keywords or len(call.args) > 1:
+                self.fail(owner, "rv.stack takes at most one argument: its capacity (without one, it grows)")
+            capacity = self.expression(call.args[0]) if call.args else None
+            if isinstance(capacity, (bool, float)) or (isinstance(capacity, int) and capacity < 1):
+                self.fail(owner, f"rv.stack({capacity!r}): the capacity is a positive integer")
+            return ("stack", capacity)
+        value = self.constant(call.args[0]) if len(call.args) == 1 and not call.keywords else None
+        if value is None or isinstance(value, (bool, complex)) or not 0 < value < float("inf"):
+            self.fail(owner, f"`{ast.unparse(call)}`: a lognumber holds a positive finite constant, such as "
+                             "rv.lognumber(1.0)")
+        return ("lognumber", float(value))
 
     def call_statement(self, call: ast.Call, line) -> list:
         if call.keywords or any(isinstance(a, ast.Starred) for a in call.args):
@@ -297,8 +321,15 @@ class Parser:
                 self.fail(call, f"`{text}` rotates a variable with itself")
             self.check_angle(call, text, (a, b), theta)
             return [("rot", line, a, b, theta)]
+        if marker in ("push", "pop"):
+            stack, value = self.targets(call, 2)
+            if not isinstance(stack, str):
+                self.fail(call, f"`{text}`: the stack is a variable made by rv.alloc(rv.stack())")
+            return [(marker, line, stack, value, True)]
         if marker == "free":
             return self.free(call, line)
+        if marker in ("stack", "lognumber"):
+            self.fail(call, f"rv.{marker}(...) is an initial value: write `t = rv.alloc(rv.{marker}(...))`")
         if marker in ("alloc", "compute", "if_", "while_"):
             self.fail(call, f"rv.{marker} cannot be used as a statement here; "
                             + {"alloc": "write `t = rv.alloc(0.0)`", "compute": "write `with rv.compute():`",
@@ -310,7 +341,9 @@ class Parser:
         before, after, arguments = [], [], []
         for k, arg in enumerate(call.args):
             constant = self.constant(arg)
-            passed = isinstance(arg, ast.Subscript) or (isinstance(arg, ast.Name) and arg.id not in self.loop_variables)
+            variable = isinstance(arg, ast.Name) and arg.id not in self.loop_variables
+            field = isinstance(arg, ast.Attribute) and self.is_path(arg)
+            passed = variable or field or isinstance(arg, ast.Subscript)
             if constant is None and passed:
                 arguments.append(arg)
                 continue
@@ -368,16 +401,36 @@ class Parser:
         name = self.variable(call.args[0])
         # An array ancilla is released in the shape it was allocated in (the inverse allocates it again).
         allocated = self.allocations.get(name)
-        zero = allocated if isinstance(allocated, tuple) else 0
-        constant = self.constant(call.args[1])
+        special = isinstance(allocated, tuple) and allocated[0] in ("stack", "lognumber")
+        value = call.args[1]
+        if isinstance(value, ast.Call) and self.marker(value.func) in ("stack", "lognumber"):
+            given = self.special_value(value, call)
+            if not special or given[0] != allocated[0]:
+                self.fail(call, f"`{ast.unparse(call)}`: '{name}' was not allocated as a {given[0]}")
+            if given[0] == "stack":
+                return [("free", line, name, allocated)]  # empty, whatever capacity it is given here
+            value = ast.Constant(given[1])
+        if special and allocated[0] == "stack":
+            self.fail(call, f"`{ast.unparse(call)}`: a stack is released empty: rv.free({name}, rv.stack())")
+        zero = allocated if isinstance(allocated, tuple) and not special else 0
+        constant = self.constant(value)
+        if special:  # a lognumber: rv.free(p, c) checks its value; rv.free(p, e) divides it by e and checks 1
+            if constant is not None:
+                if isinstance(constant, (bool, complex)) or not 0 < constant < float("inf"):
+                    self.fail(call, f"`{ast.unparse(call)}`: a lognumber holds a positive finite value")
+                return [("free", line, name, ("lognumber", float(constant)))]
+            expression = self.expression(value)
+            if name in names_read(expression):
+                self.fail(call, f"`{ast.unparse(call)}`: the value reads the ancilla itself")
+            return [("div", line, name, expression), ("free", line, name, ("lognumber", 1.0))]
         if constant is not None and not isinstance(allocated, tuple):
             return [("free", line, name, constant)]
         if constant is not None and constant == 0:
             return [("free", line, name, zero)]
-        value = self.expression(call.args[1])
-        if name in names_read(value):
+        expression = self.expression(value)
+        if name in names_read(expression):
             self.fail(call, f"`{ast.unparse(call)}`: the value reads the ancilla itself")
-        return [("dec", line, name, value), ("free", line, name, zero)]  # free(t, e) is t -= e; free(t, 0)
+        return [("dec", line, name, expression), ("free", line, name, zero)]  # free(t, e) is t -= e; free(t, 0)
 
     def branch(self, node: ast.If, line):
         then = self.block(node.body, node)
@@ -479,12 +532,40 @@ class Parser:
         owner = owner or node
         if isinstance(node, ast.Name):
             return self.variable(node)
+        if isinstance(node, (ast.Attribute, ast.Subscript)) and self.is_path(node):
+            return self.path(node)
         if isinstance(node, ast.Subscript):
             element = self.expression(node)
             if isinstance(element, tuple) and element[0] == "index":
                 return element
         self.fail(owner, f"`{ast.unparse(node)}` cannot be updated: targets are variables and elements x[i] "
                          "(constants and expressions cannot be written back)")
+
+    def path(self, node) -> str | None:
+        """The name of a field of a structured argument: 'layer.W1' for layer.W1, "p['w']" for p["w"] (None when
+        `node` is no such path). Typing checks that the argument has that field (structures.py)."""
+        if isinstance(node, ast.Name):
+            return self.variable(node)
+        if isinstance(node, ast.Attribute) and node.attr != "shape":
+            base = self.path(node.value)
+            return None if base is None else f"{base}.{node.attr}"
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(
+                node.slice.value, str):
+            base = self.path(node.value)
+            return None if base is None else f"{base}[{node.slice.value!r}]"
+        return None
+
+    def is_path(self, node) -> bool:
+        """Is `node` a field path (layer.W1, p["w"]) of a local variable?"""
+        root = node
+        while isinstance(root, (ast.Attribute, ast.Subscript)):
+            if isinstance(root, ast.Subscript) and not (isinstance(root.slice, ast.Constant) and isinstance(
+                    root.slice.value, str)):
+                return False
+            if isinstance(root, ast.Attribute) and root.attr == "shape":
+                return False
+            root = root.value
+        return isinstance(root, ast.Name) and root.id in self.locals and root is not node
 
     def variable(self, node: ast.Name) -> str:
         if node.id not in self.locals:
@@ -499,14 +580,14 @@ class Parser:
 
     def constant(self, node):
         """The number `node` denotes if it is a constant (literal, -literal, module constant), else None."""
-        if isinstance(node, ast.Constant) and isinstance(node.value, (bool, int, float)):
+        if isinstance(node, ast.Constant) and isinstance(node.value, (bool, int, float, complex)):
             return node.value
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
             inner = self.constant(node.operand)
             return None if inner is None else (-inner if isinstance(node.op, ast.USub) else inner)
         if isinstance(node, ast.Name) and node.id not in self.locals:
             found, value = resolve_free(self.fn, node.id)
-            if found and isinstance(value, (bool, int, float, np.number, np.bool_)) and not callable(value):
+            if found and isinstance(value, (bool, int, float, complex, np.number, np.bool_)) and not callable(value):
                 return value.item() if isinstance(value, np.generic) else value
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id not in self.locals:
             found, value = resolve_free(self.fn, node.value.id)
@@ -564,36 +645,49 @@ class Parser:
             return self.subscript(node)
         if isinstance(node, ast.Call):
             return self.call_expression(node)
+        if isinstance(node, ast.Attribute) and isinstance(node.value, (ast.Name, ast.Attribute, ast.Subscript)):
+            root = node.value
+            while isinstance(root, (ast.Attribute, ast.Subscript)):
+                root = root.value
+            if isinstance(root, ast.Name) and root.id in self.locals:
+                path = self.path(node)
+                if path is not None:
+                    return path
         self.fail(node, f"`{ast.unparse(node)}` is not supported in reversible expressions")
 
     def subscript(self, node: ast.Subscript):
-        if isinstance(node.value, ast.Attribute) and node.value.attr == "shape" and isinstance(node.value.value,
-                                                                                                ast.Name):
+        if isinstance(node.value, ast.Attribute) and node.value.attr == "shape" and self.path(
+                node.value.value) is not None:
             axis = self.constant(node.slice)
             if not isinstance(axis, int):
                 self.fail(node, "x.shape[k] needs a constant k")
-            return ("shape", self.variable(node.value.value), axis)
+            return ("shape", self.path(node.value.value), axis)
+        if self.path(node) is not None:  # p["w"]: a field of a structured argument
+            return self.path(node)
         indices, base = [], node
-        while isinstance(base, ast.Subscript):  # x[i][j] is x[i, j]
+        while isinstance(base, ast.Subscript) and self.path(base) is None:  # x[i][j] is x[i, j]
             part = base.slice
             parts = part.elts if isinstance(part, ast.Tuple) else [part]
             if any(isinstance(p, ast.Slice) for p in parts):
                 self.fail(node, f"`{ast.unparse(node)}`: slices are not supported; loop over the elements")
             indices = [self.expression(p) for p in parts] + indices
             base = base.value
-        if not isinstance(base, ast.Name):
+        name = self.path(base) if isinstance(base, (ast.Name, ast.Attribute, ast.Subscript)) else None
+        if name is None:
             self.fail(node, f"`{ast.unparse(node)}`: only variables can be indexed")
-        return ("index", self.variable(base)) + tuple(indices)
+        return ("index", name) + tuple(indices)
 
     def call_expression(self, node: ast.Call):
         if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
             self.fail(node, "keyword and starred arguments are not supported in reversible expressions")
         func = node.func
         if isinstance(func, ast.Name) and func.id == "len" and func.id not in self.locals:
-            if len(node.args) != 1 or not isinstance(node.args[0], ast.Name):
+            if len(node.args) != 1 or self.path(node.args[0]) is None:
                 self.fail(node, "len takes one variable")
-            return ("len", self.variable(node.args[0]))
+            return ("len", self.path(node.args[0]))
         marker = self.marker(func)
+        if marker in ("stack", "lognumber"):
+            self.fail(node, f"rv.{marker}(...) is the initial value of an ancilla: `t = rv.alloc(rv.{marker}(...))`")
         if marker is not None:
             self.fail(node, f"rv.{marker} is a statement, not a value")
         name = _math_name(self.function_object(func))

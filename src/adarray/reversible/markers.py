@@ -1,6 +1,7 @@
 """The statements of the reversible language that look like calls: rv.alloc, rv.free, rv.swap, rv.rot, rv.neg,
-rv.compute, rv.uncompute, rv.if_, rv.while_. They are syntax, read from the source of a @rv.reversible
-function; called anywhere else they raise ReversibilityError."""
+rv.push, rv.pop, rv.compute, rv.uncompute, rv.if_, rv.while_, and the initial values rv.stack() and
+rv.lognumber(c) of an ancilla. They are syntax, read from the source of a @rv.reversible function; called anywhere
+else they raise ReversibilityError."""
 from __future__ import annotations
 
 from ..core.errors import ReversibilityError
@@ -24,6 +25,11 @@ free = _marker("free", "(t, value)", "asserts that the ancilla t holds value aga
 swap = _marker("swap", "(a, b)", "exchanges a and b")
 rot = _marker("rot", "(a, b, theta)", "(a, b) <- (a cos theta - b sin theta, b cos theta + a sin theta)")
 neg = _marker("neg", "(a)", "a <- -a")
+push = _marker("push", "(s, x)", "moves x onto the stack s, leaving x zero (the inverse of rv.pop)")
+pop = _marker("pop", "(s, x)", "moves the top of the stack s into x, which must be zero (the inverse of rv.push)")
+stack = _marker("stack", "(capacity=None)", "s = rv.alloc(rv.stack()) creates an empty stack for rv.push and rv.pop")
+lognumber = _marker("lognumber", "(value)", "p = rv.alloc(rv.lognumber(1.0)) creates a logarithmic number, whose "
+                    "*= and /= are exact")
 compute = _marker("compute", "()", "with rv.compute(): a block that rv.uncompute() later undoes")
 uncompute = _marker("uncompute", "()", "runs the inverse of the last rv.compute() block")
 if_ = _marker("if_", "(pre, post)", "if rv.if_(pre, post): a branch whose condition is post afterwards")

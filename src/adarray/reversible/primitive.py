@@ -22,16 +22,17 @@ from ..core.errors import ShapeError
 from ..core.primitive import Primitive, Zero, is_zero
 from ..primitives.rules import aval_of_value, batch_all, instantiate
 from .derivatives import adjoint_program, tangent_program
-from .specialize import kind_of_dtype
+from .specialize import differentiable, kind_of_dtype
 
 tangent_of = functools.lru_cache(maxsize=512)(tangent_program)
 adjoint_of = functools.lru_cache(maxsize=512)(adjoint_program)
 
 
 def float_flags(program) -> list[bool]:
+    """Which arguments of the entry function carry tangents and cotangents (floats and complex values)."""
     name, args, types = program[0][:3]
     table = {v: k for v, k, _ in types}
-    return [table[a] == "f" for a in args]
+    return [differentiable(table[a]) for a in args]
 
 
 def _check_arguments(name, avals, program, batch):
@@ -43,7 +44,7 @@ def _check_arguments(name, avals, program, batch):
         kind, rank = types[arg]
         if kind_of_dtype(aval.dtype) != kind or len(aval.shape) != rank + batch:
             raise ShapeError(f"{name}: argument '{arg}' of '{entry}' is {aval}; the program was specialised for a "
-                             f"{ {'f': 'float', 'i': 'integer', 'b': 'boolean'}[kind]} of {rank} axes"
+                             f"{ {'f': 'float', 'c': 'complex', 'i': 'integer', 'b': 'boolean'}[kind]} of {rank} axes"
                              + (f" under {batch} batch axes" if batch else ""))
         if batch:
             if lead is not None and tuple(aval.shape[:batch]) != lead:
@@ -63,7 +64,7 @@ def _grad_abstract_eval(*avals, program, batch):
     _check_arguments("reversible_grad", avals[:n], program, batch)
     floats = [a for a, f in zip(avals[:n], flags) if f]
     seeds = avals[n:]
-    if len(seeds) != len(floats) or any(s.shape != a.shape or kind_of_dtype(s.dtype) != "f"
+    if len(seeds) != len(floats) or any(s.shape != a.shape or kind_of_dtype(s.dtype) != kind_of_dtype(a.dtype)
                                         for s, a in zip(seeds, floats)):
         raise ShapeError(f"reversible_grad: '{program[0][0]}' needs one float seed per float argument "
                          f"({', '.join(map(str, floats))}), got ({', '.join(map(str, seeds))})")

@@ -3,13 +3,15 @@ allocated once before use and freed once in the block that allocated it; nothing
 variables are read-only; arguments are never allocated or freed."""
 from __future__ import annotations
 
-from .ir import base_name, names_read, statement_targets, target_reads
+from .ir import base_name, names_read, root_name, statement_targets, target_reads
 
 
 def _init_names(init) -> set:
     if isinstance(init, tuple) and init[0] == "zeros":
         return set().union(*(names_read(n) for n in init[1:])) if len(init) > 1 else set()
     if isinstance(init, tuple) and init[0] == "zeros_like":
+        return names_read(init[1])
+    if isinstance(init, tuple) and init[0] == "stack" and init[1] is not None:
         return names_read(init[1])
     return set()
 
@@ -21,6 +23,8 @@ def _reads(statement) -> set:
         names.add(base_name(target))
         names |= target_reads(target)
     if kind in ("inc", "dec", "xor"):
+        names |= names_read(statement[3])
+    elif kind in ("mul", "div"):
         names |= names_read(statement[3])
     elif kind == "rot":
         names |= names_read(statement[4])
@@ -45,6 +49,7 @@ class _Scope:
         raise self.source.error(line, message)
 
     def use(self, name, line) -> None:
+        name = root_name(name)  # a field of a structured argument: the argument
         if name in self.live:
             return
         if name in self.freed:

@@ -5,7 +5,12 @@ program table, run by the Python interpreter over NumPy scalars and arrays.
     y += e            y += e   (in place for arrays and elements; rebinding for scalars)
     rv.rot(a, b, t)   a, b = a * cos(t) - b * sin(t), b * cos(t) + a * sin(t)
     g(a, x[i])        r = g(a, x[i]); a = r[0]; x[i] = r[1]   (every function returns all its arguments)
+    inst(a, b)        the instruction's expressions into temporaries, then written back
     for/if/while      the same Python statements, with the run-time reversibility checks of the language
+A stack is three Python values: its buffer (an array whose first axis is the slots, grown by doubling when it
+has no capacity), its top (an int) and its capacity (-1: none); push swaps the value with the slot above the
+top, pop swaps back. A lognumber p is an int: its log in units of 2**-42 (reversible/ir.py), so p *= x adds the
+rounded log of x and p /= x subtracts the same integer.
 The checks (ancillas restored, if post-conditions, while post-conditions, unchanged loop bounds, distinct
 elements in one statement) raise CheckFailed(k, values) in the generated code; the runner turns it into a
 ReversibilityError from the k-th message, which names the function, the line, the variable and the values.
@@ -23,7 +28,17 @@ import numpy as np
 
 from ...core.errors import ExecutionError, ReversibilityError, ShapeError
 from ...reversible import execution
-from ...reversible.ir import UPDATE_SYMBOLS, array_leaves, colliding_elements, elements_read, expr_text, rank_of
+from ...reversible.ir import (
+    COMPLEX_PARTS,
+    LOG_UNIT,
+    UPDATE_SYMBOLS,
+    array_leaves,
+    colliding_elements,
+    elements_read,
+    expr_text,
+    factor_text,
+    rank_of,
+)
 from ...reversible.primitive import adjoint_of, reversible_grad_p, reversible_p
 from ..numba import reversible as numba_reversible
 from .registry import impl
@@ -33,7 +48,7 @@ _UNARY = {"neg": "(-{0})", "not": "(not {0})", "exp": "np.exp({0})", "log": "np.
           "tan": "np.tan({0})", "arcsin": "np.arcsin({0})", "arccos": "np.arccos({0})", "arctan": "np.arctan({0})",
           "sinh": "np.sinh({0})", "cosh": "np.cosh({0})", "tanh": "np.tanh({0})", "logistic": "_logistic({0})",
           "abs": "np.abs({0})", "sign": "np.sign({0})", "floor": "np.floor({0})", "ceil": "np.ceil({0})",
-          "round": "np.rint({0})", "sum": "np.sum({0})"}
+          "round": "np.rint({0})", "sum": "np.sum({0})", **{n: f"np.{n}({{0}})" for n in COMPLEX_PARTS}}
 _BINARY = {"add": "({0} + {1})", "sub": "({0} - {1})", "mul": "({0} * {1})", "div": "({0} / {1})",
            "pow": "({0} ** {1})", "mod": "({0} % {1})", "floordiv": "({0} // {1})", "eq": "({0} == {1})",
            "ne": "({0} != {1})", "lt": "({0} < {1})", "le": "({0} <= {1})", "gt": "({0} > {1})", "ge": "({0} >= {1})",
@@ -56,6 +71,8 @@ def _cube(x):
 
 def _literal(value) -> str:
     if isinstance(value, bool):
+        return repr(value)
+    if isinstance(value, complex):
         return repr(value)
     if isinstance(value, float):
         if np.isnan(value):
@@ -81,6 +98,8 @@ def expr_source(expr, names, types, available=None) -> str:
         return f"{names[operands[0]]}[{', '.join(expr_source(i, names, types, available) for i in operands[1:])}]"
     if op == "len":
         return f"len({names[operands[0]]})"
+    if op == "llog":
+        return f"({names[operands[0]]} * {LOG_UNIT!r})"
     if op == "shape":
         return f"{names[operands[0]]}.shape[{operands[1]}]"
     code = [expr_source(o, names, types, available) for o in operands]
@@ -161,12 +180,18 @@ class _Writer:
         self.name, self.check, self.atol = name, check, atol
         self.types = {v: (k, r) for v, k, r in types}
         self.names = {v: f"v{k}" for k, (v, _, _) in enumerate(types)}
-        params = ", ".join(self.names[a] for a in args)
-        self.emit(0, f"def {self.functions[name]}({params}):  # {name}({', '.join(args)})")
+        slots = [slot for a in args for slot in self.slots(a)]
+        self.emit(0, f"def {self.functions[name]}({', '.join(slots)}):  # {name}({', '.join(args)})")
         self.block(body, 1)
-        results = ", ".join(self.names[a] for a in args)
-        self.emit(1, f"return ({results}{',' if len(args) == 1 else ''})")
+        self.emit(1, f"return ({', '.join(slots)}{',' if len(slots) == 1 else ''})")
         self.emit(0, "")
+
+    def slots(self, target) -> list[str]:
+        """The Python values a target is: one, or a stack's buffer, top and capacity."""
+        if isinstance(target, str) and self.types[target][0].startswith("s"):
+            name = self.names[target]
+            return [name, name + "t", name + "c"]
+        return [self.expr(target)]
 
     def expr(self, expr) -> str:
         return expr_source(expr, self.names, self.types, self.available)
@@ -273,21 +298,126 @@ class _Writer:
     def _call(self, s, line, indent) -> None:
         self._distinct(list(s[3]), line, indent, "the arguments")
         result = self.fresh("r")
-        self.emit(indent, f"{result} = {self.functions[s[2]]}({', '.join(self.expr(a) for a in s[3])})")
-        for k, a in enumerate(s[3]):
-            self.emit(indent, f"{self.expr(a)} = {result}[{k}]")
+        slots = [slot for a in s[3] for slot in self.slots(a)]
+        self.emit(indent, f"{result} = {self.functions[s[2]]}({', '.join(slots)})")
+        for k, slot in enumerate(slots):
+            self.emit(indent, f"{slot} = {result}[{k}]")
+
+    def _inst(self, s, line, indent) -> None:
+        """A user instruction: its expressions over the values before it, then written back together."""
+        spec, targets = s[2], s[3]
+        params, exprs = spec[1], spec[2]
+        self._distinct(list(targets), line, indent, "the arguments")
+        names, types = dict(self.names), dict(self.types)
+        for param, target in zip(params, targets):
+            names[param] = self.expr(target)
+            kind = self.types[target if isinstance(target, str) else target[1]][0]
+            types[param] = (kind, rank_of(target, self.types))
+        writes = []
+        for param, target, expr in zip(params, targets, exprs):
+            if expr == param:
+                continue  # unchanged
+            temp = self.fresh()
+            code = expr_source(expr, names, types)
+            if types[param][1] and (isinstance(expr, str) or expr[0] == "index"):
+                code = f"np.copy({code})"  # a row of an array is a view: copy it before it is written
+            self.emit(indent, f"{temp} = {code}")
+            writes.append((target, temp))
+        for target, temp in writes:
+            self.emit(indent, f"{self.place(target)} = {temp}")
+
+    def _push(self, s, line, indent) -> None:
+        """rv.push(s, x): x trades places with the slot above the top (zero), which then becomes the top."""
+        buffer, top, capacity = self.slots(s[2])
+        kind, rank = self.types[s[2]]
+        value = self.place(s[3])
+        self.emit(indent, f"if {top} == {buffer}.shape[0]:")
+        self.fail(indent + 1, f"{capacity} >= 0 and {top} >= {capacity}", line,
+                  f"rv.push({s[2]}, {expr_text(s[3])}): the stack '{s[2]}' is full (its capacity is {{0}})",
+                  [capacity])
+        self.emit(indent + 1, f"{buffer} = _stack_grow({buffer}, {value}, {capacity})")
+        if rank and self.check:
+            self.fail(indent, f"{buffer}.shape[1:] != np.shape({value})", line,
+                      f"rv.push({s[2]}, {expr_text(s[3])}): '{expr_text(s[3])}' has shape {{0}}, the stack holds "
+                      "values of shape {1}", [f"np.shape({value})", f"{buffer}.shape[1:]"], error=ShapeError)
+        self._trade(buffer, top, value, rank, indent)
+        self.emit(indent, f"{top} += 1")
+
+    def _pop(self, s, line, indent) -> None:
+        """rv.pop(s, x): the top trades places with x, which must be zero (checked), and the top goes down."""
+        buffer, top, _ = self.slots(s[2])
+        kind, rank = self.types[s[2]]
+        value = self.place(s[3])
+        self.fail(indent, f"{top} == 0", line, f"rv.pop({s[2]}, {expr_text(s[3])}): the stack '{s[2]}' is empty")
+        if self.check and s[4]:
+            zero = "0.0" if kind in ("sf", "sc") else "0" if kind == "si" else "False"
+            if kind in ("sf", "sc"):
+                gap = f"np.max(np.abs({value}))" if rank else f"abs({value})"
+                condition = (f"np.size({value}) and not ({gap} <= {self.atol!r})" if rank
+                             else f"not ({gap} <= {self.atol!r})")
+            else:
+                gap = f"np.any({value} != {zero})" if rank else value
+                condition = f"np.any({value} != {zero})" if rank else f"{value} != {zero}"
+            self.fail(indent, condition, line, f"rv.pop({s[2]}, {expr_text(s[3])}): '{expr_text(s[3])}' must be zero "
+                      "before the pop (it " + ("is {0} away" if rank else "holds {0}") + "); pop into a fresh "
+                      "ancilla or one returned to zero", [gap])
+        self.emit(indent, f"{top} -= 1")
+        self._trade(buffer, top, value, rank, indent)
+
+    def _trade(self, buffer, top, value, rank, indent) -> None:
+        temp = self.fresh()
+        self.emit(indent, f"{temp} = {buffer}[{top}]" + (".copy()" if rank else ""))
+        self.emit(indent, f"{buffer}[{top}] = {value}")
+        self.emit(indent, f"{value} = {temp}")
+
+    def _lmul(self, s, line, indent) -> None:
+        """p *= x on a lognumber: its log (an int count of 2**-42) grows by log x, rounded; exact to undo."""
+        target = self.place(s[2])
+        sign = "+" if s[0] == "lmul" else "-"
+        log_value = s[3]
+        if isinstance(log_value, tuple) and log_value[0] == "llog":
+            self.emit(indent, f"{target} {sign}= {self.names[log_value[1]]}")  # another lognumber: exact
+        else:
+            temp = self.fresh()
+            self.emit(indent, f"{temp} = {self.expr(log_value)}")
+            if self.check:
+                self.fail(indent, f"not np.isfinite({temp})", line,
+                          f"`{expr_text(s[2])} {UPDATE_SYMBOLS[s[0]]} {factor_text(log_value)}`: a lognumber is "
+                          "multiplied by positive finite numbers (the factor's log is {0})", [temp])
+            self.emit(indent, f"{target} {sign}= _fixed({temp})")
+        if self.check:
+            self.fail(indent, f"abs({target}) > {_LOG_LIMIT}", line,
+                      f"`{expr_text(s[2])} {UPDATE_SYMBOLS[s[0]]} {factor_text(log_value)}`: the lognumber "
+                      f"'{expr_text(s[2])}' overflows (its log passed 2**20)")
+
+    _ldiv = _lmul
 
     def init_source(self, name, init) -> str:
         if isinstance(init, tuple) and init[0] == "zeros":
             return f"np.zeros(({''.join(self.expr(d) + ', ' for d in init[1:])}))"
         kind, rank = self.types[name]
+        if isinstance(init, tuple) and init[0] == "lognumber":
+            return str(fixed_log(init[1]))
         if isinstance(init, tuple) and init[0] == "zeros_like":
             if rank:
                 return f"np.zeros_like({self.expr(init[1])})"
             init = 0
-        return _literal(float(init) if kind == "f" else bool(init) if kind == "b" else int(init))
+        return _literal(float(init) if kind == "f" else complex(init) if kind == "c" else bool(init) if kind == "b"
+                        else int(init))
 
     def _alloc(self, s, line, indent) -> None:
+        if isinstance(s[3], tuple) and s[3][0] == "stack":
+            buffer, top, capacity = self.slots(s[2])
+            kind, rank = self.types[s[2]]
+            dtype = _STACK_DTYPES[kind]
+            size = self.expr(s[3][1]) if s[3][1] is not None else "-1"
+            self.emit(indent, f"{capacity} = {size}; {top} = 0")
+            if s[3][1] is not None:
+                self.fail(indent, f"{capacity} < 1", line, f"rv.stack({expr_text(s[3][1])}): the capacity {{0}} is "
+                          "not positive", [capacity])
+            shape = f"max({capacity}, 0)," if not rank else "0, " * (rank + 1)
+            self.emit(indent, f"{buffer} = np.zeros(({shape}), {dtype})")
+            return
         self.emit(indent, f"{self.names[s[2]]} = {self.init_source(s[2], s[3])}")
 
     def _free(self, s, line, indent) -> None:
@@ -296,18 +426,27 @@ class _Writer:
         name, init = s[2], s[3]
         var = self.names[name]
         kind, rank = self.types[name]
+        if kind.startswith("s"):
+            self.fail(indent, f"{var}t != 0", line, f"the stack '{name}' is not empty at rv.free: it holds {{0}} "
+                      "values", [f"{var}t"])
+            return
+        if kind == "l":
+            self.fail(indent, f"{var} != {fixed_log(init[1])}", line, f"the lognumber '{name}' is not restored: "
+                      f"rv.free expects {init[1]!r}, it holds {{0}}", [f"np.exp({var} * {LOG_UNIT!r})"])
+            return
         value = 0.0 if isinstance(init, tuple) else init
-        expected = _literal(float(value) if kind == "f" else value)
-        if kind == "f":
+        expected = _literal(float(value) if kind == "f" else complex(value) if kind == "c" else value)
+        if kind in ("f", "c"):
             gap = f"np.max(np.abs({var} - {expected}))" if rank else f"abs({var} - {expected})"
             condition = f"not ({gap} <= {self.atol!r})" if not rank else f"{var}.size and not ({gap} <= {self.atol!r})"
             shown = gap if rank else var
         else:
             condition = f"np.any({var} != {expected})" if rank else f"{var} != {expected}"
             shown = var
+        floating = kind in ("f", "c")
         self.fail(indent, condition, line, f"the ancilla '{name}' is not restored: rv.free expects {value!r}"
-                  + (f" (atol {self.atol})" if kind == "f" else "") + ", it " + ("is {0} away" if kind == "f" and rank
-                                                                                   else "holds {0}"), [shown])
+                  + (f" (atol {self.atol})" if floating else "") + ", it " + ("is {0} away" if floating and rank
+                                                                                else "holds {0}"), [shown])
 
     def _drop(self, s, line, indent) -> None:
         self.emit(indent, f"pass  # drop {s[2]} (the cotangent of a released ancilla)")
@@ -366,7 +505,27 @@ def _count(a, b, s):
         return max(0, (b - a + s - 1) // s)
     return max(0, (a - b - s - 1) // (-s))
 
+
+def _stack_grow(buffer, value, capacity):
+    n = buffer.shape[0]
+    size = capacity if capacity >= 0 else max(8, 2 * n)
+    grown = np.zeros((size,) + np.shape(value), buffer.dtype)
+    if n:
+        grown[:n] = buffer
+    return grown
+
+
+def _fixed(log_value):
+    return int(np.rint(log_value * 4398046511104.0))
+
 '''
+_LOG_LIMIT = 2 ** 62
+_STACK_DTYPES = {"sf": "np.float64", "sc": "np.complex128", "si": "np.int64", "sb": "np.bool_"}
+
+
+def fixed_log(value) -> int:
+    """The int a lognumber holding `value` stores: log(value) in units of 2**-42, rounded (as _fixed)."""
+    return int(np.rint(np.log(value) * 4398046511104.0))
 
 
 def generate(program) -> tuple[str, list[str], list]:
@@ -427,7 +586,7 @@ def _value(array, kind):
     array = np.asarray(array)
     if array.ndim:
         return np.array(array, copy=True)
-    if array.dtype == np.float64 or kind == "b" or array.dtype == np.int64:
+    if array.dtype in (np.float64, np.int64, np.complex128) or kind == "b":
         return array.item()
     return array[()]
 
