@@ -36,6 +36,8 @@ ranges that do not end on `stop` (range(1, 6, 2): 1, 3, 5) come back as 5, 3, 1.
 """
 from __future__ import annotations
 
+import math
+
 COMPLEX_PARTS = ("real", "imag", "conj", "angle")  # named as in NumPy and adarray.numpy (np.real, anp.conj, ...)
 UNARY_MATH = ("exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh",
               "cosh", "tanh", "logistic", "abs", "sign", "floor", "ceil", "round") + COMPLEX_PARTS
@@ -50,6 +52,11 @@ _INVERSE_KIND = {"inc": "dec", "dec": "inc", "mul": "div", "div": "mul", "lmul":
                  "push": "pop", "pop": "push", "alloc": "free", "free": "alloc"}
 FRACTION_BITS = 42  # a lognumber holds its log as an int64 count of 2**-42: |log| < 2**20, exact += and -=
 LOG_UNIT = 2.0 ** -FRACTION_BITS
+
+
+def fixed_log(value) -> int:
+    """The int a lognumber holding the constant `value` stores: log(value) in units of 2**-42, rounded to even."""
+    return round(math.log(value) * 2.0 ** FRACTION_BITS)
 SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "pow": "**", "mod": "%", "floordiv": "//",
            "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "and": "and", "or": "or"}
 UPDATE_SYMBOLS = {"inc": "+=", "dec": "-=", "xor": "^=", "mul": "*=", "div": "/=", "lmul": "*=", "ldiv": "/="}

@@ -4,6 +4,11 @@
     y += e, x[i] -= e      functional updates: y = y + e, x = dynamic_update_slice(x, x[i] - e, i)
     swap, neg, rot         the same arithmetic as the NumPy interpreter (rot: a c - b s, b c + a s)
     g(a, x[i])             g's statements inlined on (a, x[i]); the results written back
+    inst(a, b)             the instruction's expressions on (a, b), written back together
+    push / pop             a stack is a _Stack (buffer, top) of a static capacity; the value trades places with the
+                           slot above the top (dynamic_update_slice); a stack without a static capacity (or whose
+                           elements' shape is not known when it is allocated) runs on the host
+    p *= x (lognumber)     p (an int64 log in units of 2**-42) += rint(log(x) * 2**42)
     for i in range(...)    lax.fori_loop over the trip count (static when the bounds are), the index
                            a + k s, or a + (n - 1 - k) s for a reversed loop (the realised sequence backwards)
     if if_(pre, post)      lax.cond on pre (plain Python when pre is a constant)
@@ -37,6 +42,8 @@ from jax import lax
 
 from ...core.errors import ExecutionError, ReversibilityError, ShapeError
 from ...reversible.ir import (
+    COMPLEX_PARTS,
+    LOG_UNIT,
     UPDATE_SYMBOLS,
     array_leaves,
     base_name,
@@ -45,6 +52,8 @@ from ...reversible.ir import (
     colliding_elements,
     elements_read,
     expr_text,
+    factor_text,
+    fixed_log,
     statement_targets,
 )
 from ...reversible.primitive import adjoint_of, reversible_grad_p, reversible_p
@@ -56,7 +65,8 @@ _UNARY = {"exp": jnp.exp, "log": jnp.log, "log1p": jnp.log1p, "expm1": jnp.expm1
           "cos": jnp.cos, "tan": jnp.tan, "arcsin": jnp.arcsin, "arccos": jnp.arccos, "arctan": jnp.arctan,
           "sinh": jnp.sinh, "cosh": jnp.cosh, "tanh": jnp.tanh, "abs": jnp.abs, "sign": jnp.sign,
           "floor": jnp.floor, "ceil": jnp.ceil, "round": jnp.rint, "sum": jnp.sum, "neg": jnp.negative,
-          "not": lambda x: jnp.logical_not(_truth(x)), "logistic": lambda x: 1.0 / (1.0 + jnp.exp(-x))}
+          "not": lambda x: jnp.logical_not(_truth(x)), "logistic": lambda x: 1.0 / (1.0 + jnp.exp(-x)),
+          **{n: getattr(jnp, n) for n in COMPLEX_PARTS}}
 _BINARY = {"add": jnp.add, "sub": jnp.subtract, "mul": jnp.multiply, "div": jnp.true_divide, "mod": jnp.mod,
            "floordiv": jnp.floor_divide, "eq": jnp.equal, "ne": jnp.not_equal, "lt": jnp.less, "le": jnp.less_equal,
            "gt": jnp.greater, "ge": jnp.greater_equal, "maximum": jnp.maximum, "minimum": jnp.minimum,
@@ -66,7 +76,20 @@ _STATIC = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a
            "minimum": min}  # on Python ints: loop bounds and shapes stay static
 _UPDATE = {"inc": jnp.add, "dec": jnp.subtract, "xor": jnp.bitwise_xor, "mul": jnp.multiply,
            "div": jnp.true_divide}
-_KIND_NAMES = {"f": float, "i": int, "b": bool}
+_KIND_NAMES = {"f": float, "c": complex, "i": int, "b": bool}
+_DTYPES = {"f": jnp.float64, "c": jnp.complex128, "i": jnp.int64, "b": jnp.bool_, "l": jnp.int64}
+_LOG_LIMIT = 2 ** 62
+
+
+class _Stack:
+    """A stack while it is traced: its buffer (slots on the first axis), its top and its static capacity."""
+
+    def __init__(self, buffer, top, capacity):
+        self.buffer, self.top, self.capacity = buffer, top, capacity
+
+
+jax.tree_util.register_pytree_node(_Stack, lambda st: ((st.buffer, st.top), st.capacity),
+                                   lambda capacity, children: _Stack(*children, capacity))
 
 
 class Unsupported(Exception):
@@ -98,6 +121,13 @@ class _Frame:
         self.env = dict(zip(args, values))
         self.args = args
         self.ranges = {}  # loop index -> (lowest, highest), for loops with static bounds
+
+    def view(self, env, types):
+        """The same frame seeing other variables (an instruction's parameters)."""
+        other = object.__new__(_Frame)
+        other.__dict__.update(self.__dict__)
+        other.env, other.types, other.ranges = env, {**self.types, **types}, {}
+        return other
 
 
 class _Tracer:
@@ -137,6 +167,8 @@ class _Tracer:
         if op == "index":
             name, indices = self.element(frame, expr, line)
             return _read(frame.env[name], indices)
+        if op == "llog":
+            return self.value(frame, operands[0], line) * LOG_UNIT
         if op == "len":
             return self.value(frame, operands[0], line).shape[0]
         if op == "shape":
@@ -222,6 +254,9 @@ class _Tracer:
         """Store `value` in a variable (cast to its type) or an element (cast to the array's dtype)."""
         if isinstance(target, str):
             old = frame.env.get(target)
+            if isinstance(value, _Stack):
+                frame.env[target] = value
+                return
             frame.env[target] = _typed(value, old.dtype) if old is not None else jnp.asarray(value)
             frame.ranges.pop(target, None)
             return
@@ -331,7 +366,8 @@ class _Tracer:
                 known = self.interval(frame, target) if not _static_int(value) else None
                 if known is not None:
                     ranges[param] = known
-            values.append(value if param not in written and _static_int(value) else jnp.asarray(value))
+            values.append(value if isinstance(value, _Stack) or (param not in written and _static_int(value))
+                          else jnp.asarray(value))
         results = self.run(s[2], values, ranges)
         for param, target, result in zip(params, s[3], results):
             if param not in written:
@@ -342,8 +378,132 @@ class _Tracer:
             else:
                 self.write(frame, target, result, line)
 
+    def _inst(self, frame, s, line) -> None:
+        spec, targets = s[2], s[3]
+        params, exprs = spec[1], spec[2]
+        self.distinct(frame, list(targets), line, "the arguments")
+        values = [self.read(frame, t, line) for t in targets]
+        types = {p: (frame.types[t if isinstance(t, str) else t[1]][0], jnp.ndim(v))
+                 for p, t, v in zip(params, targets, values)}
+        inside = frame.view(dict(zip(params, values)), types)
+        results = [None if expr == param else self.value(inside, expr, line) for param, expr in zip(params, exprs)]
+        for target, result, old in zip(targets, results, values):
+            if result is not None:
+                self.write(frame, target, jnp.broadcast_to(jnp.asarray(result), jnp.shape(old)), line)
+
+    def _lmul(self, frame, s, line) -> None:
+        """p *= x on a lognumber: p, an int64 log in units of 2**-42, grows by log x rounded (exact to undo)."""
+        target, log_value = s[2], s[3]
+        text = f"`{expr_text(target)} {UPDATE_SYMBOLS[s[0]]} {factor_text(log_value)}`"
+        if isinstance(log_value, tuple) and log_value[0] == "llog":
+            change = self.value(frame, log_value[1], line)
+        else:
+            value = jnp.asarray(self.value(frame, log_value, line), jnp.float64)
+            if frame.check:
+                self.fail(jnp.logical_not(jnp.isfinite(value)), frame, line, f"{text}: a lognumber is multiplied by "
+                          "positive finite numbers (the factor's log is {0})", [value])
+            change = jnp.rint(value * 2.0 ** 42).astype(jnp.int64)
+        old = self.read(frame, target, line)
+        new = old + change if s[0] == "lmul" else old - change
+        if frame.check:
+            self.fail(jnp.abs(new) > _LOG_LIMIT, frame, line, f"{text}: the lognumber '{expr_text(target)}' "
+                      "overflows (its log passed 2**20)")
+        self.write(frame, target, new, line)
+
+    _ldiv = _lmul
+
+    def _push(self, frame, s, line) -> None:
+        """rv.push(s, x): x trades places with the slot above the top (zero), which becomes the top."""
+        stack, target = s[2], s[3]
+        st = frame.env[stack]
+        value = self.read(frame, target, line)
+        if tuple(jnp.shape(value)) != tuple(st.buffer.shape[1:]):
+            self.fail(True, frame, line, f"rv.push({stack}, {expr_text(target)}): '{expr_text(target)}' has shape "
+                      f"{tuple(jnp.shape(value))}, the stack holds values of shape {tuple(st.buffer.shape[1:])}", (),
+                      ShapeError)
+            return
+        self.fail(st.top >= st.capacity, frame, line, f"rv.push({stack}, {expr_text(target)}): the stack '{stack}' "
+                  "is full (its capacity is {0})", [st.capacity])
+        slot = _read(st.buffer, [st.top])
+        buffer = _write(st.buffer, [st.top], _typed(value, st.buffer.dtype))
+        self.write(frame, target, _typed(slot, jnp.asarray(value).dtype), line)
+        frame.env[stack] = _Stack(buffer, st.top + 1, st.capacity)
+
+    def _pop(self, frame, s, line) -> None:
+        """rv.pop(s, x): the top trades places with x, which must be zero (checked)."""
+        stack, target = s[2], s[3]
+        st = frame.env[stack]
+        value = self.read(frame, target, line)
+        self.fail(st.top <= 0, frame, line, f"rv.pop({stack}, {expr_text(target)}): the stack '{stack}' is empty")
+        if frame.check and s[4]:
+            kind, rank = frame.types[stack]
+            if kind in ("sf", "sc"):
+                gap = jnp.max(jnp.abs(value)) if rank else jnp.abs(value)
+                failed = jnp.logical_not(gap <= frame.atol) if jnp.size(value) else False
+            else:
+                gap = jnp.sum(value != 0) if rank else value
+                failed = jnp.any(value != 0)
+            self.fail(failed, frame, line, f"rv.pop({stack}, {expr_text(target)}): '{expr_text(target)}' must be "
+                      "zero before the pop (it " + ("is {0} away" if rank else "holds {0}") + "); pop into a fresh "
+                      "ancilla or one returned to zero", [gap])
+        top = jnp.maximum(st.top - 1, 0)
+        slot = _read(st.buffer, [top])
+        buffer = _write(st.buffer, [top], _typed(value, st.buffer.dtype))
+        self.write(frame, target, _typed(slot, jnp.asarray(value).dtype), line)
+        frame.env[stack] = _Stack(buffer, top, st.capacity)
+
+    def new_stack(self, frame, name, init, line):
+        kind, rank = frame.types[name]
+        capacity = None if init[1] is None else self.value(frame, init[1], line)
+        if not _static_int(capacity):
+            raise Unsupported(f"the stack '{name}' has no capacity known when the program is compiled (line {line})")
+        self.fail(capacity < 1, frame, line, f"rv.stack({expr_text(init[1])}): the capacity {{0}} is not positive",
+                  [capacity])
+        shape = () if not rank else self.element_shape(frame, name)
+        if shape is None:
+            raise Unsupported(f"the shape of the arrays pushed on '{name}' is not known where it is allocated")
+        return _Stack(jnp.zeros((max(capacity, 1),) + tuple(shape), _DTYPES[kind[1]]), jnp.int64(0), capacity)
+
+    def element_shape(self, frame, name):
+        """The shape of the values pushed on the stack `name`: a stack of the same elements in scope (the stack
+        whose tangents or cotangents it holds), or the first value pushed on it, if already bound."""
+        for other, value in frame.env.items():
+            if isinstance(value, _Stack) and name.startswith(other) and set(name[len(other):]) <= {"'", "^"}:
+                return value.buffer.shape[1:]
+        statements = list(_walk(frame.body))
+        for statement in statements:
+            if statement[0] in ("push", "pop") and statement[2] == name:
+                target = statement[3]
+                base = target if isinstance(target, str) else target[1]
+                shape = self.known_shape(frame, base, statements)
+                return None if shape is None else shape if isinstance(target, str) else shape[len(target) - 2:]
+        return None
+
+    def known_shape(self, frame, name, statements):
+        """The shape of `name` if bound, or else of the zeros it is first allocated as (if known now)."""
+        value = frame.env.get(name)
+        if value is not None:
+            return None if isinstance(value, _Stack) else tuple(jnp.shape(value))
+        for statement in statements:
+            if statement[0] == "alloc" and statement[2] == name and isinstance(statement[3], tuple):
+                init = statement[3]
+                if init[0] == "zeros_like" and isinstance(init[1], str) and init[1] in frame.env:
+                    return self.known_shape(frame, init[1], ())
+                if init[0] == "zeros":
+                    try:
+                        dims = [self.value(frame, d, 0) for d in init[1:]]
+                    except Unsupported:
+                        return None
+                    return tuple(dims) if all(_static_int(d) for d in dims) else None
+                return None
+        return None
+
     def initial(self, frame, name, init, line):
         kind, rank = frame.types[name]
+        if isinstance(init, tuple) and init[0] == "stack":
+            return self.new_stack(frame, name, init, line)
+        if isinstance(init, tuple) and init[0] == "lognumber":
+            return jnp.asarray(fixed_log(init[1]), jnp.int64)
         if isinstance(init, tuple) and init[0] == "zeros":
             shape = [self.value(frame, d, line) for d in init[1:]]
             if not all(_static_int(d) for d in shape):
@@ -353,7 +513,7 @@ class _Tracer:
             if rank:
                 return jnp.zeros_like(self.value(frame, init[1], line))
             init = 0
-        return jnp.asarray(_KIND_NAMES[kind](init), {"f": jnp.float64, "i": jnp.int64, "b": jnp.bool_}[kind])
+        return jnp.asarray(_KIND_NAMES[kind](init), _DTYPES[kind])
 
     def _alloc(self, frame, s, line) -> None:
         frame.env[s[2]] = self.initial(frame, s[2], s[3], line)
@@ -371,21 +531,31 @@ class _Tracer:
         if not frame.check:
             return
         kind, rank = frame.types[name]
+        if isinstance(var, _Stack):
+            self.fail(var.top != 0, frame, line, f"the stack '{name}' is not empty at rv.free: it holds {{0}} values",
+                      [var.top])
+            return
+        if kind == "l":
+            expected = fixed_log(init[1])
+            self.fail(var != expected, frame, line, f"the lognumber '{name}' is not restored: rv.free expects "
+                      f"{init[1]!r}, it holds {{0}}", [jnp.exp(var * LOG_UNIT)])
+            return
         value = 0.0 if isinstance(init, tuple) else init
-        expected = float(value) if kind == "f" else value
-        if kind == "f":
+        expected = float(value) if kind == "f" else complex(value) if kind == "c" else value
+        if kind in ("f", "c"):
             gap = jnp.max(jnp.abs(var - expected)) if rank else jnp.abs(var - expected)
             failed = jnp.logical_not(gap <= frame.atol)
             if rank and not var.size:
                 failed = False  # an empty array holds every value
-            shown = gap if rank else var
+            shown = gap if rank or kind == "c" else var
         else:
             differs = var != expected
             failed = jnp.any(differs)
             shown = var.reshape(-1)[jnp.argmax(differs.reshape(-1))] if rank else var  # the first that differs
+        floating = kind in ("f", "c")
         self.fail(failed, frame, line, f"the ancilla '{name}' is not restored: rv.free expects {value!r}"
-                  + (f" (atol {frame.atol})" if kind == "f" else "") + ", it "
-                  + ("is {0} away" if kind == "f" and rank else "holds {0}"), [shown])
+                  + (f" (atol {frame.atol})" if floating else "") + ", it "
+                  + ("is {0} away" if floating and (rank or kind == "c") else "holds {0}"), [shown])
 
     def _drop(self, frame, s, line) -> None:
         frame.env.pop(s[2], None)
@@ -510,6 +680,12 @@ class _Tracer:
             out = []
             for name, before in zip(names, carry[0]):
                 after = frame.env.get(name)
+                if isinstance(before, _Stack):
+                    if not isinstance(after, _Stack) or after.buffer.shape != before.buffer.shape:
+                        raise Unsupported(f"the stack '{name}' is released or reshaped inside a block (line {line})")
+                    out.append(_Stack(_typed(after.buffer, before.buffer.dtype), _typed(after.top, jnp.int64),
+                                      before.capacity))
+                    continue
                 if after is None or jnp.shape(after) != jnp.shape(before):
                     raise Unsupported(f"'{name}' changes its shape or is released inside a block (line {line})")
                 out.append(_typed(after, before.dtype))
@@ -518,6 +694,14 @@ class _Tracer:
             return result
 
         return run_block
+
+
+def _walk(statements):
+    """Every statement of a block, nested ones included, in order."""
+    for statement in statements:
+        yield statement
+        for block in blocks(statement):
+            yield from _walk(block)
 
 
 def _size(statements, functions, depth=0) -> int:

@@ -37,6 +37,7 @@ from ...reversible.ir import (
     elements_read,
     expr_text,
     factor_text,
+    fixed_log,
     rank_of,
 )
 from ...reversible.primitive import adjoint_of, reversible_grad_p, reversible_p
@@ -522,10 +523,6 @@ def _fixed(log_value):
 _LOG_LIMIT = 2 ** 62
 _STACK_DTYPES = {"sf": "np.float64", "sc": "np.complex128", "si": "np.int64", "sb": "np.bool_"}
 
-
-def fixed_log(value) -> int:
-    """The int a lognumber holding `value` stores: log(value) in units of 2**-42, rounded (as _fixed)."""
-    return int(np.rint(np.log(value) * 4398046511104.0))
 
 
 def generate(program) -> tuple[str, list[str], list]:
