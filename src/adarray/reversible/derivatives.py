@@ -26,7 +26,7 @@ from .ir import base_name, invert_spec, is_element
 from .specialize import DIFFERENTIABLE, differentiable, expression_type
 
 ZERO_DERIVATIVE = {"sign", "floor", "ceil", "round", "floordiv", "len", "shape", "eq", "ne", "lt", "le", "gt", "ge",
-                   "and", "or", "not"}
+                   "and", "or", "not", "complex"}
 _PARTIAL_NAMES = {"mod": "rem"}
 
 
@@ -204,6 +204,7 @@ def partial_terms(expr, seed, types, forward):
 
 
 COMPLEX_RULES = ("real", "imag", "conj", "angle")
+_MINUS_I = ("complex", 0.0, -1.0)
 
 
 def _complex_part(op, z, seed, types, forward):
@@ -228,11 +229,11 @@ def _complex_part(op, z, seed, types, forward):
     if op == "real" or not is_complex:
         new_seed = seed
     elif op == "imag":
-        new_seed = m.mul(seed, -1j)
+        new_seed = m.mul(seed, _MINUS_I)
     elif op == "conj":
         new_seed = ("conj", seed)
     elif op == "angle":
-        new_seed = m.div(m.mul(seed, -1j), z)
+        new_seed = m.div(m.mul(seed, _MINUS_I), z)
     else:
         new_seed = m.mul(seed, direction)
     return partial_terms(z, new_seed, types, False)
@@ -262,7 +263,7 @@ def _mapper(suffix):
 
 def _zero_like(init):
     """The initial value of an ancilla's tangent or cotangent: zeros of its shape, an empty stack, 0."""
-    return init if isinstance(init, tuple) and init[0] != "lognumber" else 0.0
+    return init if isinstance(init, tuple) and init[0] not in ("lognumber", "complex") else 0.0
 
 
 def _unique_names(program, label):

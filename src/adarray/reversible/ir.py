@@ -3,10 +3,11 @@ param of the `reversible` primitive that the IR printer writes and `ad.parse_pro
 
 Expressions
     "x"                          a variable (scalar or array)
-    1.5, 2, True, 1j             a constant
+    1.5, 2, True                 a constant
     ("index", "x", i, j)         the element x[i, j] (indices are integer expressions)
     ("len", "x"), ("shape", "x", k)      len(x), x.shape[k] (integers)
     ("llog", "p")                the logarithm of the lognumber p, a float (exact: p holds it)
+    ("complex", re, im)          the complex constant re + im j
     (op, e1, e2, ...)            op: add sub mul div pow mod floordiv neg; eq ne lt le gt ge and or not;
                                  select (c ? a : b); sum; the math functions of MATH (exp, log, sqrt, ...);
                                  real imag conj angle (of complex values)
@@ -52,6 +53,14 @@ _INVERSE_KIND = {"inc": "dec", "dec": "inc", "mul": "div", "div": "mul", "lmul":
                  "push": "pop", "pop": "push", "alloc": "free", "free": "alloc"}
 FRACTION_BITS = 42  # a lognumber holds its log as an int64 count of 2**-42: |log| < 2**20, exact += and -=
 LOG_UNIT = 2.0 ** -FRACTION_BITS
+
+
+def literal(value):
+    """A constant as the IR holds it: numbers as they are, a complex number as ("complex", re, im) (the IR's text
+    form, through which programs print and parse back, has no complex literal)."""
+    if isinstance(value, complex):
+        return ("complex", float(value.real), float(value.imag))
+    return value
 
 
 def fixed_log(value) -> int:
@@ -312,6 +321,8 @@ def expr_text(expr) -> str:
         return f"(-{expr_text(operands[0])})"
     if op == "llog":
         return f"log({expr_text(operands[0])})"
+    if op == "complex":
+        return repr(complex(*operands))
     if op == "not":
         return f"(not {expr_text(operands[0])})"
     if op == "select":
@@ -329,6 +340,8 @@ def factor_text(log_expr) -> str:
 
 
 def _init_text(init) -> str:
+    if isinstance(init, tuple) and init[0] == "complex":
+        return expr_text(init)
     if isinstance(init, tuple) and init[0] == "stack":
         return "stack()" if init[1] is None else f"stack({expr_text(init[1])})"
     if isinstance(init, tuple) and init[0] == "lognumber":

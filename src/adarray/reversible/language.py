@@ -30,6 +30,7 @@ from .ir import (
     expr_text,
     invert_block,
     is_element,
+    literal,
     names_read,
     names_rebound,
     names_written,
@@ -230,7 +231,7 @@ class Parser:
         if kind in ("mul", "div"):
             value = self.constant(node.value)
             if value is not None and not isinstance(value, bool) and value != 0:
-                return [(kind, line, target, value)]
+                return [(kind, line, target, literal(value))]
             if value is not None:  # zero, or a truth value: never a reversible factor
                 self.fail(node, f"`{symbol}`: *= and /= are reversible only by a non-zero constant (or, on a "
                                 "lognumber, by a positive factor); to multiply by a variable accumulate into an "
@@ -267,7 +268,7 @@ class Parser:
     def initial_value(self, node, owner):
         constant = self.constant(node)
         if constant is not None:
-            return constant
+            return literal(constant)
         if isinstance(node, ast.Call) and self.marker(node.func) in ("stack", "lognumber"):
             return self.special_value(node, owner)
         if isinstance(node, ast.Call) and not node.keywords:
@@ -351,8 +352,8 @@ class Parser:
             self.locals.add(name)
             arguments.append(ast.Name(name))
             if constant is not None:
-                before.append(("alloc", line, name, constant))
-                after[:0] = [("free", line, name, constant)]
+                before.append(("alloc", line, name, literal(constant)))
+                after[:0] = [("free", line, name, literal(constant))]
             else:
                 value = self.expression(arg)
                 before += [("alloc", line, name, ("zeros_like", value)), ("inc", line, name, value)]
@@ -412,7 +413,7 @@ class Parser:
             value = ast.Constant(given[1])
         if special and allocated[0] == "stack":
             self.fail(call, f"`{ast.unparse(call)}`: a stack is released empty: rv.free({name}, rv.stack())")
-        zero = allocated if isinstance(allocated, tuple) and not special else 0
+        zero = allocated if isinstance(allocated, tuple) and allocated[0] in ("zeros", "zeros_like") else 0
         constant = self.constant(value)
         if special:  # a lognumber: rv.free(p, c) checks its value; rv.free(p, e) divides it by e and checks 1
             if constant is not None:
@@ -423,8 +424,8 @@ class Parser:
             if name in names_read(expression):
                 self.fail(call, f"`{ast.unparse(call)}`: the value reads the ancilla itself")
             return [("div", line, name, expression), ("free", line, name, ("lognumber", 1.0))]
-        if constant is not None and not isinstance(allocated, tuple):
-            return [("free", line, name, constant)]
+        if constant is not None and zero == 0:
+            return [("free", line, name, literal(constant))]
         if constant is not None and constant == 0:
             return [("free", line, name, zero)]
         expression = self.expression(value)
@@ -585,6 +586,11 @@ class Parser:
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
             inner = self.constant(node.operand)
             return None if inner is None else (-inner if isinstance(node.op, ast.USub) else inner)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)) and isinstance(
+                node.right, ast.Constant) and isinstance(node.right.value, complex):
+            real = self.constant(node.left)  # a complex literal written a + bj
+            if isinstance(real, (int, float)) and not isinstance(real, bool):
+                return real + node.right.value if isinstance(node.op, ast.Add) else real - node.right.value
         if isinstance(node, ast.Name) and node.id not in self.locals:
             found, value = resolve_free(self.fn, node.id)
             if found and isinstance(value, (bool, int, float, complex, np.number, np.bool_)) and not callable(value):
@@ -607,7 +613,7 @@ class Parser:
     def expression(self, node):
         constant = self.constant(node)
         if constant is not None:
-            return constant
+            return literal(constant)
         if isinstance(node, ast.Name):
             if node.id in self.locals:
                 return node.id

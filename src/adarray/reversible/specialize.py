@@ -81,6 +81,8 @@ def expression_type(expr, types, fail=None):
     op, operands = expr[0], expr[1:]
     if op == "llog":
         return ("f", types[operands[0]][1])
+    if op == "complex":
+        return ("c", 0)
     if op == "index":
         kind, rank = types[operands[0]]
         if is_stack(kind):
@@ -279,10 +281,11 @@ class _Typer:
                 self.fail(line, f"{text}: a lognumber is multiplied by a real scalar")
             log_value = read_lognumbers(("log", value), {}) if not _is_llog_value(value) else value[1]
             return ("lmul" if kind == "mul" else "ldiv", line, target, log_value)
-        if not isinstance(factor, (int, float, complex)) or isinstance(factor, bool):
+        complex_factor = isinstance(factor, tuple) and factor[0] == "complex"
+        if not (isinstance(factor, (int, float)) or complex_factor) or isinstance(factor, bool):
             self.fail(line, f"{text}: *= and /= are reversible only by a non-zero constant (or, on a lognumber, by "
                             "a positive factor); to multiply by a variable accumulate into an ancilla (t += y * x)")
-        if typ[0] not in ("f", "c") or (isinstance(factor, complex) and typ[0] != "c"):
+        if typ[0] not in ("f", "c") or (complex_factor and typ[0] != "c"):
             self.fail(line, f"{text} needs a float (or complex) variable")
         return s
 

@@ -169,6 +169,8 @@ class _Tracer:
             return _read(frame.env[name], indices)
         if op == "llog":
             return self.value(frame, operands[0], line) * LOG_UNIT
+        if op == "complex":
+            return complex(*operands)
         if op == "len":
             return self.value(frame, operands[0], line).shape[0]
         if op == "shape":
@@ -504,6 +506,8 @@ class _Tracer:
             return self.new_stack(frame, name, init, line)
         if isinstance(init, tuple) and init[0] == "lognumber":
             return jnp.asarray(fixed_log(init[1]), jnp.int64)
+        if isinstance(init, tuple) and init[0] == "complex":
+            init = complex(*init[1:])
         if isinstance(init, tuple) and init[0] == "zeros":
             shape = [self.value(frame, d, line) for d in init[1:]]
             if not all(_static_int(d) for d in shape):
@@ -540,7 +544,8 @@ class _Tracer:
             self.fail(var != expected, frame, line, f"the lognumber '{name}' is not restored: rv.free expects "
                       f"{init[1]!r}, it holds {{0}}", [jnp.exp(var * LOG_UNIT)])
             return
-        value = 0.0 if isinstance(init, tuple) else init
+        value = complex(*init[1:]) if isinstance(init, tuple) and init[0] == "complex" else (
+            0.0 if isinstance(init, tuple) else init)
         expected = float(value) if kind == "f" else complex(value) if kind == "c" else value
         if kind in ("f", "c"):
             gap = jnp.max(jnp.abs(var - expected)) if rank else jnp.abs(var - expected)

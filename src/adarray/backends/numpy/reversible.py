@@ -101,6 +101,8 @@ def expr_source(expr, names, types, available=None) -> str:
         return f"len({names[operands[0]]})"
     if op == "llog":
         return f"({names[operands[0]]} * {LOG_UNIT!r})"
+    if op == "complex":
+        return repr(complex(*operands))
     if op == "shape":
         return f"{names[operands[0]]}.shape[{operands[1]}]"
     code = [expr_source(o, names, types, available) for o in operands]
@@ -399,6 +401,8 @@ class _Writer:
         kind, rank = self.types[name]
         if isinstance(init, tuple) and init[0] == "lognumber":
             return str(fixed_log(init[1]))
+        if isinstance(init, tuple) and init[0] == "complex":
+            init = complex(*init[1:])
         if isinstance(init, tuple) and init[0] == "zeros_like":
             if rank:
                 return f"np.zeros_like({self.expr(init[1])})"
@@ -435,7 +439,7 @@ class _Writer:
             self.fail(indent, f"{var} != {fixed_log(init[1])}", line, f"the lognumber '{name}' is not restored: "
                       f"rv.free expects {init[1]!r}, it holds {{0}}", [f"np.exp({var} * {LOG_UNIT!r})"])
             return
-        value = 0.0 if isinstance(init, tuple) else init
+        value = complex(*init[1:]) if _is_complex(init) else 0.0 if isinstance(init, tuple) else init
         expected = _literal(float(value) if kind == "f" else complex(value) if kind == "c" else value)
         if kind in ("f", "c"):
             gap = f"np.max(np.abs({var} - {expected}))" if rank else f"abs({var} - {expected})"
@@ -521,6 +525,10 @@ def _fixed(log_value):
 
 '''
 _LOG_LIMIT = 2 ** 62
+
+
+def _is_complex(init) -> bool:
+    return isinstance(init, tuple) and init[0] == "complex"
 _STACK_DTYPES = {"sf": "np.float64", "sc": "np.complex128", "si": "np.int64", "sb": "np.bool_"}
 
 
