@@ -210,8 +210,9 @@ _MINUS_I = ("complex", 0.0, -1.0)
 def _complex_part(op, z, seed, types, forward):
     """real, imag, conj, angle and abs of z: real-linear maps, or real functions, of a complex z. Their tangents
     are Re t, Im t, conj t, Im(t / z), Re(conj(z) t) / |z|; their transposes under the pairing <u, v> = Re(u v)
-    (primitives/complex.py) map a cotangent c to c, -i c, conj c, -i c / z, c conj(z) / |z| (0 at z = 0, as JAX).
-    Of a real z: real and conj are the identity, imag and angle constant."""
+    (primitives/complex.py) map a cotangent c to c, -i c, conj c, -i c / z, c conj(z) / |z| (0 at z = 0, as JAX),
+    where c is real for the four real outputs (the real part of what reaches them). Of a real z: real and conj are
+    the identity, imag and angle constant."""
     m = SYMBOLIC
     is_complex = expression_type(z, types)[0] == "c"
     if not is_complex and op in ("imag", "angle"):
@@ -226,6 +227,8 @@ def _complex_part(op, z, seed, types, forward):
         if op == "abs":
             return ("real", m.mul(direction, t))
         return (op, t) if is_complex else t
+    if op != "conj":  # a real output: a complex cotangent reaching it (through z / abs(z), say) counts by its real part
+        seed = ("real", seed)
     if op == "real" or not is_complex:
         new_seed = seed
     elif op == "imag":

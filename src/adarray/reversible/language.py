@@ -413,7 +413,8 @@ class Parser:
             value = ast.Constant(given[1])
         if special and allocated[0] == "stack":
             self.fail(call, f"`{ast.unparse(call)}`: a stack is released empty: rv.free({name}, rv.stack())")
-        zero = allocated if isinstance(allocated, tuple) and allocated[0] in ("zeros", "zeros_like") else 0
+        zero = (allocated if isinstance(allocated, tuple) and allocated[0] in ("zeros", "zeros_like")
+                else False if isinstance(allocated, bool) else 0)
         constant = self.constant(value)
         if special:  # a lognumber: rv.free(p, c) checks its value; rv.free(p, e) divides it by e and checks 1
             if constant is not None:
@@ -424,14 +425,15 @@ class Parser:
             if name in names_read(expression):
                 self.fail(call, f"`{ast.unparse(call)}`: the value reads the ancilla itself")
             return [("div", line, name, expression), ("free", line, name, ("lognumber", 1.0))]
-        if constant is not None and zero == 0:
+        if constant is not None and not isinstance(zero, tuple):
             return [("free", line, name, literal(constant))]
         if constant is not None and constant == 0:
             return [("free", line, name, zero)]
         expression = self.expression(value)
         if name in names_read(expression):
             self.fail(call, f"`{ast.unparse(call)}`: the value reads the ancilla itself")
-        return [("dec", line, name, expression), ("free", line, name, zero)]  # free(t, e) is t -= e; free(t, 0)
+        undo = "xor" if isinstance(allocated, bool) else "dec"  # a truth value is cleared by ^=
+        return [(undo, line, name, expression), ("free", line, name, zero)]  # free(t, e) is t -= e; free(t, 0)
 
     def branch(self, node: ast.If, line):
         then = self.block(node.body, node)

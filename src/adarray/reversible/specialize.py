@@ -329,7 +329,9 @@ class _Typer:
             return self.instruction(callee, line, expanded, arg_types)
         if len(arg_types) != len(callee.args):
             self.fail(line, f"'{name}' takes {len(callee.args)} arguments ({', '.join(callee.args)}), got {len(args)}")
-        typed = tuple(t if isinstance(t, tuple) and t and t[0] == "tree" else self.expr(t, line) for t in arg_types)
+        typed = tuple(t if isinstance(t, tuple) and t and t[0] == "tree" else self.types[t]
+                      if isinstance(t, str) and is_stack(self.types.get(t, ("",))[0]) else self.expr(t, line)
+                      for t in arg_types)
         table_name = self.specializer.function(callee, typed)
         function = self.specializer.typed(table_name)
         if function is not None:  # stacks the callee typed by pushing into them
