@@ -40,28 +40,43 @@ _FITS = {"f": ("f", "i"), "c": ("c", "f", "i"), "i": ("i",), "b": ("b",)}  # a p
 
 
 def _parse_rule(fn, what, count=None) -> tuple[list, tuple]:
-    """(parameter names, one expression per returned value) of `def rule(...): return e1, e2, ...`."""
+    """(parameter names, one expression per returned value) of `def rule(...): return e1, e2, ...`, after names
+    bound by plain assignments (`c = anp.cos(theta)`, `c, s = anp.cos(t), anp.sin(t)`), which are inlined."""
     source = Source(fn)
     parser = Parser(fn, source)
     body = source.function.body
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
         body = body[1:]
-    if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
-        raise source.error(source.function, f"the {what} of an instruction is one `return` of an expression per "
-                                            "parameter (e.g. `return a * c - b * s, b * c + a * s, theta`)")
-    value = body[0].value
+    usage = (f"the {what} of an instruction is `return` of one expression per parameter (e.g. `return a * c - b * "
+             "s, b * c + a * s, theta`), after plain assignments of names")
+    if not body or not isinstance(body[-1], ast.Return) or body[-1].value is None:
+        raise source.error(source.function, usage)
+    bound: dict = {}
+    for statement in body[:-1]:
+        if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
+            raise source.error(statement, usage)
+        target, value = statement.targets[0], statement.value
+        names = target.elts if isinstance(target, ast.Tuple) else [target]
+        values = value.elts if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) else [value]
+        if len(names) != len(values) or not all(isinstance(n, ast.Name) for n in names):
+            raise source.error(statement, usage)
+        parser.locals |= {n.id for n in names}
+        for name, expr in zip(names, values):
+            bound[name.id] = _rename(parser.expression(expr), bound)
+    value = body[-1].value
     elements = value.elts if isinstance(value, ast.Tuple) else [value]
     if count is not None and len(elements) != count:
         raise source.error(value, f"the {what} returns {len(elements)} values; the instruction has {count} "
                                   "parameters (return every parameter, updated or not)")
-    return parser.args, tuple(parser.expression(e) for e in elements)
+    return parser.args, tuple(_rename(parser.expression(e), bound) for e in elements)
 
 
 def _rename(expr, names):
+    """`expr` with the names of `names` replaced (by names, or by expressions where they are read as values)."""
     if isinstance(expr, str):
         return names.get(expr, expr)
     if isinstance(expr, tuple):
-        start = 2 if expr[0] in ("index", "len", "shape") else 1
+        start = 2 if expr[0] in ("index", "len", "shape", "llog") else 1
         head = (expr[0], names.get(expr[1], expr[1])) if start == 2 else (expr[0],)
         return head + tuple(_rename(o, names) for o in expr[start:])
     return expr

@@ -128,8 +128,8 @@ class Structures:
         if not self.containers:
             return target
         resolved = self._reference(target, fail)
-        if not isinstance(resolved, (str, tuple)):
-            fail(f"'{target}' is a static field: it cannot be updated")
+        if (resolved if isinstance(resolved, str) else resolved[1]) in self.constants:
+            fail(f"'{resolved}' is a static field of a structured argument: it cannot be updated")
         return resolved
 
     def call_arguments(self, args, fail) -> tuple[list, list]:
