@@ -14,10 +14,21 @@ from benchmarks.reversible import besselj, gmm_objective, leapfrog  # noqa: E402
 import adarray as ad  # noqa: E402
 import adarray.numpy as anp  # noqa: E402
 import adarray.reversible as rv  # noqa: E402
+import adarray.tree_util as tu  # noqa: E402
 from adarray.backends.jax import reversible as jax_reversible  # noqa: E402
 from adarray.core.errors import ExecutionError, ReversibilityError  # noqa: E402
 from adarray.sparse import kernels  # noqa: E402
 from test_reversible_examples import unitary  # noqa: E402  (the Givens example of the interpreter's tests)
+from test_reversible_features import (  # noqa: E402  (the issue 22 statements, as the interpreter runs them)
+    array_steps,
+    complex_loss,
+    damped_map,
+    exp_series,
+    overfull_example,
+    power,
+    save_and_restore,
+)
+from test_reversible_instructions import _params, network, scaled_sines, spin  # noqa: E402
 
 RNG = np.random.default_rng(15)
 
@@ -216,3 +227,57 @@ def test_recursive_programs_run_on_the_host_with_exact_values():
     assert jax_reversible.recursive(program) and not jax_reversible.lowered_natively(program, (0, 0))
     assert int(ad.jit(lambda n: fib(np.int64(10), n)[0], backend="jax")(np.int64(12))) == 154
     assert jax_reversible.lowered_natively(unitary.program([("f", 1), ("f", 1)]), (np.ones(3), np.ones(3)))
+
+
+# --- the language of issue 22: stacks, lognumbers, complex values, instructions, structured arguments -------
+
+_COMPLEX = np.random.default_rng(8)
+FEATURES = [
+    ("stack", lambda x, r: damped_map(0.0, x, r, 30)[0], (np.float64(0.4), np.float64(2.1))),
+    ("stacks through calls", lambda x: save_and_restore(1.0, x, np.int64(3))[0], (np.float64(0.5),)),
+    ("lognumber", lambda x: power(0.0, x, 7)[0], (np.float64(1.3),)),
+    ("lognumber while", lambda x: exp_series(0.0, x)[0], (np.float64(3.5),)),
+    ("complex", lambda a, x, t: complex_loss(0.0, np.zeros(3, complex), a, x, t)[0],
+     (_COMPLEX.standard_normal((3, 4)) + 1j * _COMPLEX.standard_normal((3, 4)),
+      _COMPLEX.standard_normal(4) + 1j * _COMPLEX.standard_normal(4), np.float64(0.4))),
+    ("instruction", lambda y, s: scaled_sines(0.0, y, s)[0], (np.array([0.4, -1.1, 2.0]), np.array([0.3, -0.2, 0.5]))),
+    ("instruction, integer parameter", lambda x, t: anp.sum(anp.arange(3.0) * spin(x, t, 4)[0]),
+     (np.array([1.0, 0.5, -0.3]), np.float64(0.7))),
+    ("structured", lambda p, x: network(0.0, np.zeros(2), p, x)[0], (_params(np.random.default_rng(4)),
+                                                                      np.array([0.3, -0.6, 1.2]))),
+]
+
+
+@pytest.mark.parametrize("label, fn, args", FEATURES, ids=[f[0] for f in FEATURES])
+def test_the_new_statements_lower_natively(label, fn, args, no_host_calls):
+    argnums = tuple(range(len(args)))
+    for transformed in (fn, ad.grad(fn, argnums=argnums)):
+        want = transformed(*args)
+        got = ad.jit(transformed, backend="jax")(*args)
+        for g, w in zip(tu.tree_leaves(got), tu.tree_leaves(want)):
+            assert np.asarray(g).dtype == np.asarray(w).dtype
+            np.testing.assert_allclose(np.asarray(g), w, rtol=1e-12, atol=1e-14, err_msg=label)
+
+
+def test_second_order_of_the_new_statements(no_host_calls):
+    for fn, x in ((lambda x: damped_map(0.0, x, 2.1, 30)[0], 0.4), (lambda x: power(0.0, x, 7)[0], 1.3),
+                  (lambda s: scaled_sines(0.0, np.array([0.4, -1.1, 2.0]), s)[0], np.array([0.3, -0.2, 0.5])),
+                  (lambda t: complex_loss(0.0, np.zeros(3, complex), FEATURES[4][2][0], FEATURES[4][2][1], t)[0],
+                   0.4)):
+        want = ad.hessian(fn)(x)
+        np.testing.assert_allclose(np.asarray(ad.jit(ad.hessian(fn), backend="jax")(x)), want, rtol=1e-10,
+                                   atol=1e-13)
+
+
+def test_stacks_checked_and_grown_on_the_host():
+    with pytest.raises(ReversibilityError, match=r"the stack 's' is full \(its capacity is 2\)") as expected:
+        overfull_example(1.5, 3)
+    with pytest.raises(ReversibilityError) as got:
+        ad.jit(lambda y: overfull_example(y, np.int64(3))[0], backend="jax")(1.5)
+    assert str(got.value).split(" (at ")[0] == str(expected.value).split(" (at ")[0]
+    program = array_steps.program([("f", 0), ("f", 1), ("i", 0)])  # rv.stack() without a capacity: it grows
+    assert not jax_reversible.lowered_natively(program, (0.0, np.ones(3), np.int64(4)))
+    f = lambda x: array_steps(0.0, x, np.int64(5))[0]  # noqa: E731
+    x = np.array([0.3, -1.2, 0.8])
+    assert float(ad.jit(f, backend="jax")(x)) == float(f(x))
+    np.testing.assert_array_equal(np.asarray(ad.jit(ad.grad(f), backend="jax")(x)), ad.grad(f)(x))

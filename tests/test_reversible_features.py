@@ -139,24 +139,26 @@ def test_stacks_through_calls_and_of_every_kind(backend):
     assert "push(bits, b)" in text and "pop(bits, b)" in text and "_save(s, t)" in text
 
 
+@rv.reversible
+def overfull_example(y, n):
+    s = rv.alloc(rv.stack(2))
+    for _ in range(n):
+        t = rv.alloc(0.0)
+        t += y
+        rv.push(s, t)
+        rv.free(t, 0.0)
+    for _ in range(n):
+        t = rv.alloc(0.0)
+        rv.pop(s, t)
+        t -= y
+        rv.free(t, 0.0)
+    rv.free(s, rv.stack())
+
+
 def test_stack_checks(backend):
-    @rv.reversible
-    def overfull(y, n):
-        s = rv.alloc(rv.stack(2))
-        for _ in range(n):
-            t = rv.alloc(0.0)
-            t += y
-            rv.push(s, t)
-            rv.free(t, 0.0)
-        for _ in range(n):
-            t = rv.alloc(0.0)
-            rv.pop(s, t)
-            t -= y
-            rv.free(t, 0.0)
-        rv.free(s, rv.stack())
-    assert overfull(1.5, 2) == (1.5, 2)
+    assert overfull_example(1.5, 2) == (1.5, 2)
     with pytest.raises(ReversibilityError, match=r"rv.push\(s, t\): the stack 's' is full \(its capacity is 2\)"):
-        overfull(1.5, 3)
+        overfull_example(1.5, 3)
 
     @rv.reversible
     def pop_into_nonzero(y):
