@@ -344,7 +344,9 @@ class Parser:
             constant = self.constant(arg)
             variable = isinstance(arg, ast.Name) and arg.id not in self.loop_variables
             field = isinstance(arg, ast.Attribute) and self.is_path(arg)
-            passed = variable or field or isinstance(arg, ast.Subscript)
+            element = isinstance(arg, ast.Subscript) and not (isinstance(arg.value, ast.Attribute)
+                                                               and arg.value.attr == "shape")  # x.shape[k]: a value
+            passed = variable or field or element
             if constant is None and passed:
                 arguments.append(arg)
                 continue
