@@ -1,6 +1,6 @@
 """Reversible programs (adarray.reversible): gradients by reverse computing against stored tapes and checkpoints.
 
-Four sections, each a Markdown table (every variant in this one process, side by side):
+Five sections, each a Markdown table (every variant in this one process, side by side):
 
 loop    A leapfrog integrator of 1,000 anharmonic oscillators (q, p of 500 each), --steps steps (10^5), the
         gradient of sum(q_T^2) with respect to (q_0, p_0) by
@@ -11,6 +11,11 @@ loop    A leapfrog integrator of 1,000 anharmonic oscillators (q, p of 500 each)
         interpreters, the same length for fold and JAX, whose programs depend on it), peak memory as the growth of
         the resident set during the call, and for the NumPy variants the states that peak holds (tracemalloc peak /
         the 8 kB of one state).
+stack   A map that forgets its input, y <- 1.3 sin(y) on a 1,000-element state, --steps / 10 steps: reversible only
+        with a stack that keeps every input (rv.push / rv.pop, NiLang's PUSH!/POP!), whose memory is the known
+        cost: the stack holds one state per step, and the gradient a second stack of their cotangents. Next to
+        ad.fold with checkpoint="all" and "binomial". Peak memory and states as in `loop`, and the stack's own
+        size.
 bessel  J_2(1) by its series with a reversible while: gradient / primal for the interpreter and Numba (NiLang's
         paper: 53 ns call, 231 ns gradient, zero allocation).
 sparse  1000 x 1000 CSR matrices, density 0.01 and 0.05: sparse.dot(A, B)^2 (two patterns) and sum((A @ v)^2),
@@ -22,7 +27,8 @@ gmm     ADBench's GMM objective (n = 1000 points, d = 2, K = 5) written reversib
 Checks: every gradient against a reference (the interpreter's, or the array program's), at most 1e-8 relative;
 a failed check prints WRONG and the command exits 1.
 
-    python benchmarks/reversible.py [--steps 100000] [--section loop,bessel,sparse,gmm] [--quick] [--no-peers]
+    python benchmarks/reversible.py [--steps 100000] [--section loop,stack,bessel,sparse,gmm] [--quick]
+        [--no-peers]
     adarray bench reversible ...
 """
 from __future__ import annotations
@@ -49,7 +55,7 @@ from .timing import traced_peak
 
 best_time = functools.partial(timing.best_time, min_total=0.3, max_repeats=50)  # minimum seconds per call
 
-SECTIONS = ("loop", "bessel", "sparse", "gmm")
+SECTIONS = ("loop", "stack", "bessel", "sparse", "gmm")
 STATE = 500  # q and p: a 1,000-element state
 DT = 0.01
 HALF_DT = 0.5 * DT
@@ -75,6 +81,30 @@ def leapfrog_body(carry, _):
     q = q + DT * p
     p = p - HALF_DT * (q + 0.1 * q ** 3)
     return (q, p), None
+
+
+@rv.reversible
+def sine_map(out, x, steps):
+    """y <- 1.3 sin(y), `steps` times from y = x, then out += sum(y^2). A step forgets its input, so the input goes
+    on a stack of `steps` slots (the memory that makes the step reversible)."""
+    s = rv.alloc(rv.stack(steps))
+    y = rv.alloc(anp.zeros_like(x))
+    with rv.compute():
+        y += x
+        for _ in range(steps):
+            t = rv.alloc(anp.zeros_like(x))
+            t += 1.3 * anp.sin(y)
+            rv.push(s, y)
+            rv.swap(y, t)
+            rv.free(t, 0.0)
+    out += anp.sum(y ** 2)
+    rv.uncompute()
+    rv.free(y, 0.0)
+    rv.free(s, rv.stack())
+
+
+def sine_body(y, _):
+    return 1.3 * anp.sin(y), None
 
 
 @rv.reversible
@@ -301,6 +331,43 @@ def _jax_loop(q0, p0, steps, reference):
     return ("JAX jit(grad(lax.scan))", seconds, peak, check("jax", [np.asarray(r) for r in result], reference))
 
 
+# --- stack -----------------------------------------------------------------------------------------------------
+
+def stack_section(steps):
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(2 * STATE)
+    state_mb = 2 * STATE * 8 / 2 ** 20
+    print(f"\n## stack: y <- 1.3 sin(y), {2 * STATE:,}-element state, {steps:,} steps, gradient of sum(y_T^2) by y_0\n")
+    print("| method | seconds | peak MB | states (peak / 8 kB) | stack MB | check |")
+    print("|---|---|---|---|---|---|", flush=True)
+    stack_mb = steps * state_mb  # the pushed states: the stack's capacity, allocated at its first push
+    rows, reference = [], None
+    for policy in ("all", "binomial"):
+        def loss(x, policy=policy):
+            y, _ = ad.fold(sine_body, x, length=steps, checkpoint=policy)
+            return anp.sum(y ** 2)
+
+        gradient = ad.jit(ad.grad(loss))
+        seconds, peak, result = timed_peak(lambda gradient=gradient: gradient(x))
+        reference = result if reference is None else reference
+        rows.append((f'ad.fold, checkpoint="{policy}"', seconds, peak, "", check(f"stack fold {policy}", [result],
+                                                                                   [reference])))
+    variants = [("rv, a stack of the inputs (NumPy)", "numpy")] + ([("rv, a stack of the inputs (Numba)", "numba")]
+                                                                   if HAVE_NUMBA else [])
+    for label, mode in variants:
+        with backend(mode):
+            rv.grad(sine_map)(0.0, x, 10)  # compilation for Numba, on a short run
+            seconds, peak, result = timed_peak(lambda: rv.grad(sine_map)(0.0, x, steps))
+        rows.append((label, seconds, peak, f"{stack_mb:.1f} (x 2 in the gradient)",
+                     check(f"stack rv {mode}", [result[1]], [reference])))
+    for label, seconds, peak, stack, verdict in rows:
+        print(f"| {label} | {seconds:.2f} | {_mb(peak)} | {peak / state_mb:.0f} | {stack} | {verdict} |", flush=True)
+    print("\nA step that forgets its input is made reversible by pushing the input: the stack holds one state per "
+          "step, the memory NiLang's PUSH! costs, and the gradient (reverse computing) fills a second stack with "
+          "their cotangents while it drains the first, so about 2 x steps states at its peak, as a tape. Bennett's "
+          "recursion (rv.bennett) trades that memory for recomputation.")
+
+
 # --- bessel ----------------------------------------------------------------------------------------------------
 
 def bessel_section():
@@ -407,6 +474,8 @@ def main(argv=None) -> int:
     print(f"# adarray bench reversible (numba: {'yes' if HAVE_NUMBA else 'not installed'})")
     if "loop" in sections:
         loop_section(steps, not args.no_peers)
+    if "stack" in sections:
+        stack_section(max(steps // 10, 10))
     if "bessel" in sections:
         bessel_section()
     if "sparse" in sections:

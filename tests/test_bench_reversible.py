@@ -20,8 +20,10 @@ def test_a_quick_run_prints_every_table_and_checks_every_gradient(interpreter_on
     out = capsys.readouterr().out
     assert code == 0, out
     assert "## loop: leapfrog, 1,000-element state, 1,000 steps" in out
+    assert "## stack: y <- 1.3 sin(y), 1,000-element state, 100 steps" in out
     for row in ("| reverse computing, rv (NumPy)", '| ad.fold, checkpoint="all" |', "| ad.fold, checkpoint=100 |",
-                '| ad.fold, checkpoint="binomial" |', "| rv (numpy) |", "| dot(A, B)^2 | 0.01 | index |",
+                '| ad.fold, checkpoint="binomial" |', "| rv, a stack of the inputs (NumPy) |", "| rv (numpy) |",
+                "| dot(A, B)^2 | 0.01 | index |",
                 "| sum((A @ v)^2) | 0.05 | reversible (numpy) |", "| array program, ad.grad |",
                 "| reversible, rv.grad (numpy) |"):
         assert row in out, row
