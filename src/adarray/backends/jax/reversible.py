@@ -4,11 +4,7 @@
     y += e, x[i] -= e      functional updates: y = y + e, x = dynamic_update_slice(x, x[i] - e, i)
     swap, neg, rot         the same arithmetic as the NumPy interpreter (rot: a c - b s, b c + a s)
     g(a, x[i])             g's statements inlined on (a, x[i]); the results written back
-    inst(a, b)             the instruction's expressions on (a, b), written back together
-    push / pop             a stack is a _Stack (buffer, top) of a static capacity; the value trades places with the
-                           slot above the top (dynamic_update_slice); a stack without a static capacity (or whose
-                           elements' shape is not known when it is allocated) runs on the host
-    p *= x (lognumber)     p (an int64 log in units of 2**-42) += rint(log(x) * 2**42)
+    inst, push / pop, p *= x (lognumber)     in reversible_statements.py (stacks need a static capacity)
     for i in range(...)    lax.fori_loop over the trip count (static when the bounds are), the index
                            a + k s, or a + (n - 1 - k) s for a reversed loop (the realised sequence backwards)
     if if_(pre, post)      lax.cond on pre (plain Python when pre is a constant)
@@ -52,12 +48,23 @@ from ...reversible.ir import (
     colliding_elements,
     elements_read,
     expr_text,
-    factor_text,
     fixed_log,
     statement_targets,
 )
 from ...reversible.primitive import adjoint_of, reversible_grad_p, reversible_p
 from .registry import fail_on_host, host_call, lowering, x64
+from .reversible_statements import (
+    DTYPES,
+    KIND_NAMES,
+    MovingStatements,
+    Stack,
+    Unsupported,
+    read_at,
+    static_int,
+    truth,
+    typed,
+    write_at,
+)
 
 UNROLL, UNROLL_STATEMENTS = 8, 64  # loops of at most 8 known iterations and 64 inlined statements: unrolled
 VALUE_SLOTS = 6  # the most values a check shows: range(a, b, s) became range(a', b', s')
@@ -65,7 +72,7 @@ _UNARY = {"exp": jnp.exp, "log": jnp.log, "log1p": jnp.log1p, "expm1": jnp.expm1
           "cos": jnp.cos, "tan": jnp.tan, "arcsin": jnp.arcsin, "arccos": jnp.arccos, "arctan": jnp.arctan,
           "sinh": jnp.sinh, "cosh": jnp.cosh, "tanh": jnp.tanh, "abs": jnp.abs, "sign": jnp.sign,
           "floor": jnp.floor, "ceil": jnp.ceil, "round": jnp.rint, "sum": jnp.sum, "neg": jnp.negative,
-          "not": lambda x: jnp.logical_not(_truth(x)), "logistic": lambda x: 1.0 / (1.0 + jnp.exp(-x)),
+          "not": lambda x: jnp.logical_not(truth(x)), "logistic": lambda x: 1.0 / (1.0 + jnp.exp(-x)),
           **{n: getattr(jnp, n) for n in COMPLEX_PARTS}}
 _BINARY = {"add": jnp.add, "sub": jnp.subtract, "mul": jnp.multiply, "div": jnp.true_divide, "mod": jnp.mod,
            "floordiv": jnp.floor_divide, "eq": jnp.equal, "ne": jnp.not_equal, "lt": jnp.less, "le": jnp.less_equal,
@@ -76,42 +83,6 @@ _STATIC = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a
            "minimum": min}  # on Python ints: loop bounds and shapes stay static
 _UPDATE = {"inc": jnp.add, "dec": jnp.subtract, "xor": jnp.bitwise_xor, "mul": jnp.multiply,
            "div": jnp.true_divide}
-_KIND_NAMES = {"f": float, "c": complex, "i": int, "b": bool}
-_DTYPES = {"f": jnp.float64, "c": jnp.complex128, "i": jnp.int64, "b": jnp.bool_, "l": jnp.int64}
-_LOG_LIMIT = 2 ** 62
-
-
-class _Stack:
-    """A stack while it is traced: its buffer (slots on the first axis), its top and its static capacity."""
-
-    def __init__(self, buffer, top, capacity):
-        self.buffer, self.top, self.capacity = buffer, top, capacity
-
-
-jax.tree_util.register_pytree_node(_Stack, lambda st: ((st.buffer, st.top), st.capacity),
-                                   lambda capacity, children: _Stack(*children, capacity))
-
-
-class Unsupported(Exception):
-    """A construct this lowering does not translate: the program runs on the host instead."""
-
-
-def _static_int(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _truth(value):
-    """Python's truth value of a scalar: bool(x), x != 0 for numbers."""
-    if isinstance(value, (bool, int, float)):
-        return bool(value)
-    value = jnp.asarray(value)
-    return value if value.dtype == jnp.bool_ else value != 0
-
-
-def _typed(value, dtype):
-    return lax.convert_element_type(jnp.asarray(value), dtype)
-
-
 class _Frame:
     """One function's variables while its statements are traced."""
 
@@ -130,7 +101,7 @@ class _Frame:
         return other
 
 
-class _Tracer:
+class _Tracer(MovingStatements):
     """Traces the statements of one program table into JAX operations, collecting the checks' messages."""
 
     def __init__(self, program):
@@ -151,7 +122,7 @@ class _Tracer:
         self.messages.append((f"reversible '{frame.name}', line {line}: {text}", error, kinds))
         now = jnp.logical_and(self.code < 0, condition)
         self.code = lax.select(now, jnp.int32(len(self.messages) - 1), self.code)
-        self.values = tuple(lax.select(now, _typed(v, jnp.float64).reshape(()), old) if j < len(values) else old
+        self.values = tuple(lax.select(now, typed(v, jnp.float64).reshape(()), old) if j < len(values) else old
                             for j, (old, v) in enumerate(zip(self.values, list(values) + [None] * VALUE_SLOTS)))
 
     # --- expressions -------------------------------------------------------------------------------------
@@ -166,7 +137,7 @@ class _Tracer:
         op, operands = expr[0], expr[1:]
         if op == "index":
             name, indices = self.element(frame, expr, line)
-            return _read(frame.env[name], indices)
+            return read_at(frame.env[name], indices)
         if op == "llog":
             return self.value(frame, operands[0], line) * LOG_UNIT
         if op == "complex":
@@ -176,19 +147,19 @@ class _Tracer:
         if op == "shape":
             return self.value(frame, operands[0], line).shape[operands[1]]
         args = [self.value(frame, o, line) for o in operands]
-        if all(_static_int(a) for a in args) and (op in _STATIC or op == "neg"
+        if all(static_int(a) for a in args) and (op in _STATIC or op == "neg"
                                                   or (op in ("floordiv", "mod") and args[1] != 0)):
             return -args[0] if op == "neg" else _STATIC[op](*args)
         if op == "pow":
-            if _static_int(operands[1]) and 1 <= operands[1] <= 3:  # the interpreter's products (np.square)
+            if static_int(operands[1]) and 1 <= operands[1] <= 3:  # the interpreter's products (np.square)
                 base = jnp.asarray(args[0])
                 return [base, base * base, base * base * base][operands[1] - 1]
             return jnp.power(*args)
         if op in ("and", "or"):
             combine = jnp.logical_and if op == "and" else jnp.logical_or
-            return functools.reduce(combine, [_truth(a) for a in args])
+            return functools.reduce(combine, [truth(a) for a in args])
         if op == "select":
-            return jnp.where(_truth(args[0]), args[1], args[2])
+            return jnp.where(truth(args[0]), args[1], args[2])
         if op == "safe_mul":  # x * y, exactly 0 where x == 0
             return jnp.where(jnp.asarray(args[0]) == 0, 0.0, jnp.multiply(args[0], args[1]))
         if op in _UNARY:
@@ -204,25 +175,25 @@ class _Tracer:
         indices = []
         for axis, index_expr in enumerate(expr[2:]):
             index, size = self.value(frame, index_expr, line), array.shape[axis]
-            known = None if _static_int(index) else self.interval(frame, index_expr)
+            known = None if static_int(index) else self.interval(frame, index_expr)
             if known is not None and -size <= known[0] and known[1] < size:
                 indices.append(index if known[0] >= 0 else jnp.where(index < 0, index + size, index))
                 continue  # in bounds whatever the loop index: no check
-            if _static_int(index):
+            if static_int(index):
                 outside = not -size <= index < size
             else:
                 index = jnp.asarray(index)
                 outside = jnp.logical_or(index < -size, index >= size)
             self.fail(outside, frame, line, f"IndexError: index {{0}} is out of bounds for axis {axis} with size "
                       f"{size}", [index], ExecutionError)
-            indices.append(index + size if _static_int(index) and index < 0
-                           else index if _static_int(index) else jnp.where(index < 0, index + size, index))
+            indices.append(index + size if static_int(index) and index < 0
+                           else index if static_int(index) else jnp.where(index < 0, index + size, index))
         return name, indices
 
     def interval(self, frame, expr):
         """(lowest, highest) an integer index expression can take, from the static ranges of the loop indices
         it combines (+, -, *, // by a positive constant); None if unknown."""
-        if _static_int(expr):
+        if static_int(expr):
             return (expr, expr)
         if isinstance(expr, str):
             return frame.ranges.get(expr)
@@ -256,15 +227,15 @@ class _Tracer:
         """Store `value` in a variable (cast to its type) or an element (cast to the array's dtype)."""
         if isinstance(target, str):
             old = frame.env.get(target)
-            if isinstance(value, _Stack):
+            if isinstance(value, Stack):
                 frame.env[target] = value
                 return
-            frame.env[target] = _typed(value, old.dtype) if old is not None else jnp.asarray(value)
+            frame.env[target] = typed(value, old.dtype) if old is not None else jnp.asarray(value)
             frame.ranges.pop(target, None)
             return
         name, indices = self.element(frame, target, line)
         array = frame.env[name]
-        frame.env[name] = _write(array, indices, _typed(value, array.dtype))
+        frame.env[name] = write_at(array, indices, typed(value, array.dtype))
 
     def same_shapes(self, frame, s, line) -> bool:
         """A whole-array update combines arrays of the target's shape with scalars (the interpreter's check; the
@@ -365,10 +336,10 @@ class _Tracer:
         for param, target in zip(params, s[3]):
             value = self.read(frame, target, line)
             if param not in written:  # read only: a constant stays one, a loop index keeps its range
-                known = self.interval(frame, target) if not _static_int(value) else None
+                known = self.interval(frame, target) if not static_int(value) else None
                 if known is not None:
                     ranges[param] = known
-            values.append(value if isinstance(value, _Stack) or (param not in written and _static_int(value))
+            values.append(value if isinstance(value, Stack) or (param not in written and static_int(value))
                           else jnp.asarray(value))
         results = self.run(s[2], values, ranges)
         for param, target, result in zip(params, s[3], results):
@@ -380,126 +351,6 @@ class _Tracer:
             else:
                 self.write(frame, target, result, line)
 
-    def _inst(self, frame, s, line) -> None:
-        spec, targets = s[2], s[3]
-        params, exprs = spec[1], spec[2]
-        self.distinct(frame, list(targets), line, "the arguments")
-        values = [self.read(frame, t, line) for t in targets]
-        types = {p: (frame.types[t if isinstance(t, str) else t[1]][0], jnp.ndim(v))
-                 for p, t, v in zip(params, targets, values)}
-        inside = frame.view(dict(zip(params, values)), types)
-        results = [None if expr == param else self.value(inside, expr, line) for param, expr in zip(params, exprs)]
-        for target, result, old in zip(targets, results, values):
-            if result is not None:
-                self.write(frame, target, jnp.broadcast_to(jnp.asarray(result), jnp.shape(old)), line)
-
-    def _lmul(self, frame, s, line) -> None:
-        """p *= x on a lognumber: p, an int64 log in units of 2**-42, grows by log x rounded (exact to undo)."""
-        target, log_value = s[2], s[3]
-        text = f"`{expr_text(target)} {UPDATE_SYMBOLS[s[0]]} {factor_text(log_value)}`"
-        if isinstance(log_value, tuple) and log_value[0] == "llog":
-            change = self.value(frame, log_value[1], line)
-        else:
-            value = jnp.asarray(self.value(frame, log_value, line), jnp.float64)
-            if frame.check:
-                self.fail(jnp.logical_not(jnp.isfinite(value)), frame, line, f"{text}: a lognumber is multiplied by "
-                          "positive finite numbers (the factor's log is {0})", [value])
-            change = jnp.rint(value * 2.0 ** 42).astype(jnp.int64)
-        old = self.read(frame, target, line)
-        new = old + change if s[0] == "lmul" else old - change
-        if frame.check:
-            self.fail(jnp.abs(new) > _LOG_LIMIT, frame, line, f"{text}: the lognumber '{expr_text(target)}' "
-                      "overflows (its log passed 2**20)")
-        self.write(frame, target, new, line)
-
-    _ldiv = _lmul
-
-    def _push(self, frame, s, line) -> None:
-        """rv.push(s, x): x trades places with the slot above the top (zero), which becomes the top."""
-        stack, target = s[2], s[3]
-        st = frame.env[stack]
-        value = self.read(frame, target, line)
-        if tuple(jnp.shape(value)) != tuple(st.buffer.shape[1:]):
-            self.fail(True, frame, line, f"rv.push({stack}, {expr_text(target)}): '{expr_text(target)}' has shape "
-                      f"{tuple(jnp.shape(value))}, the stack holds values of shape {tuple(st.buffer.shape[1:])}", (),
-                      ShapeError)
-            return
-        self.fail(st.top >= st.capacity, frame, line, f"rv.push({stack}, {expr_text(target)}): the stack '{stack}' "
-                  "is full (its capacity is {0})", [st.capacity])
-        slot = _read(st.buffer, [st.top])
-        buffer = _write(st.buffer, [st.top], _typed(value, st.buffer.dtype))
-        self.write(frame, target, _typed(slot, jnp.asarray(value).dtype), line)
-        frame.env[stack] = _Stack(buffer, st.top + 1, st.capacity)
-
-    def _pop(self, frame, s, line) -> None:
-        """rv.pop(s, x): the top trades places with x, which must be zero (checked)."""
-        stack, target = s[2], s[3]
-        st = frame.env[stack]
-        value = self.read(frame, target, line)
-        self.fail(st.top <= 0, frame, line, f"rv.pop({stack}, {expr_text(target)}): the stack '{stack}' is empty")
-        if frame.check and s[4]:
-            kind, rank = frame.types[stack]
-            if kind in ("sf", "sc"):
-                gap = jnp.max(jnp.abs(value)) if rank else jnp.abs(value)
-                failed = jnp.logical_not(gap <= frame.atol) if jnp.size(value) else False
-            else:
-                gap = jnp.sum(value != 0) if rank else value
-                failed = jnp.any(value != 0)
-            self.fail(failed, frame, line, f"rv.pop({stack}, {expr_text(target)}): '{expr_text(target)}' must be "
-                      "zero before the pop (it " + ("is {0} away" if rank else "holds {0}") + "); pop into a fresh "
-                      "ancilla or one returned to zero", [gap])
-        top = jnp.maximum(st.top - 1, 0)
-        slot = _read(st.buffer, [top])
-        buffer = _write(st.buffer, [top], _typed(value, st.buffer.dtype))
-        self.write(frame, target, _typed(slot, jnp.asarray(value).dtype), line)
-        frame.env[stack] = _Stack(buffer, top, st.capacity)
-
-    def new_stack(self, frame, name, init, line):
-        kind, rank = frame.types[name]
-        capacity = None if init[1] is None else self.value(frame, init[1], line)
-        if not _static_int(capacity):
-            raise Unsupported(f"the stack '{name}' has no capacity known when the program is compiled (line {line})")
-        self.fail(capacity < 1, frame, line, f"rv.stack({expr_text(init[1])}): the capacity {{0}} is not positive",
-                  [capacity])
-        shape = () if not rank else self.element_shape(frame, name)
-        if shape is None:
-            raise Unsupported(f"the shape of the arrays pushed on '{name}' is not known where it is allocated")
-        return _Stack(jnp.zeros((max(capacity, 1),) + tuple(shape), _DTYPES[kind[1]]), jnp.int64(0), capacity)
-
-    def element_shape(self, frame, name):
-        """The shape of the values pushed on the stack `name`: a stack of the same elements in scope (the stack
-        whose tangents or cotangents it holds), or the first value pushed on it, if already bound."""
-        for other, value in frame.env.items():
-            if isinstance(value, _Stack) and name.startswith(other) and set(name[len(other):]) <= {"'", "^"}:
-                return value.buffer.shape[1:]
-        statements = list(_walk(frame.body))
-        for statement in statements:
-            if statement[0] in ("push", "pop") and statement[2] == name:
-                target = statement[3]
-                base = target if isinstance(target, str) else target[1]
-                shape = self.known_shape(frame, base, statements)
-                return None if shape is None else shape if isinstance(target, str) else shape[len(target) - 2:]
-        return None
-
-    def known_shape(self, frame, name, statements):
-        """The shape of `name` if bound, or else of the zeros it is first allocated as (if known now)."""
-        value = frame.env.get(name)
-        if value is not None:
-            return None if isinstance(value, _Stack) else tuple(jnp.shape(value))
-        for statement in statements:
-            if statement[0] == "alloc" and statement[2] == name and isinstance(statement[3], tuple):
-                init = statement[3]
-                if init[0] == "zeros_like" and isinstance(init[1], str) and init[1] in frame.env:
-                    return self.known_shape(frame, init[1], ())
-                if init[0] == "zeros":
-                    try:
-                        dims = [self.value(frame, d, 0) for d in init[1:]]
-                    except Unsupported:
-                        return None
-                    return tuple(dims) if all(_static_int(d) for d in dims) else None
-                return None
-        return None
-
     def initial(self, frame, name, init, line):
         kind, rank = frame.types[name]
         if isinstance(init, tuple) and init[0] == "stack":
@@ -510,20 +361,20 @@ class _Tracer:
             init = complex(*init[1:])
         if isinstance(init, tuple) and init[0] == "zeros":
             shape = [self.value(frame, d, line) for d in init[1:]]
-            if not all(_static_int(d) for d in shape):
+            if not all(static_int(d) for d in shape):
                 raise Unsupported(f"zeros() of a shape known only at run time ('{name}', line {line})")
             return jnp.zeros(shape, jnp.float64)
         if isinstance(init, tuple) and init[0] == "zeros_like":
             if rank:
                 return jnp.zeros_like(self.value(frame, init[1], line))
             init = 0
-        return jnp.asarray(_KIND_NAMES[kind](init), _DTYPES[kind])
+        return jnp.asarray(KIND_NAMES[kind](init), DTYPES[kind])
 
     def _alloc(self, frame, s, line) -> None:
         frame.env[s[2]] = self.initial(frame, s[2], s[3], line)
         frame.ranges.pop(s[2], None)
         start = 0 if isinstance(s[3], tuple) and s[3][0] == "zeros_like" else s[3]
-        if frame.types[s[2]] == ("i", 0) and _static_int(start):
+        if frame.types[s[2]] == ("i", 0) and static_int(start):
             frame.ranges[s[2]] = (start, start)
 
     def _free(self, frame, s, line) -> None:
@@ -535,7 +386,7 @@ class _Tracer:
         if not frame.check:
             return
         kind, rank = frame.types[name]
-        if isinstance(var, _Stack):
+        if isinstance(var, Stack):
             self.fail(var.top != 0, frame, line, f"the stack '{name}' is not empty at rv.free: it holds {{0}} values",
                       [var.top])
             return
@@ -568,7 +419,7 @@ class _Tracer:
 
     def _if(self, frame, s, line) -> None:
         _, _, pre, post, then, orelse = s
-        flag = _truth(self.value(frame, pre, line))
+        flag = truth(self.value(frame, pre, line))
         if isinstance(flag, bool):
             self.block(frame, then if flag else orelse)
         else:
@@ -577,7 +428,7 @@ class _Tracer:
             carry = lax.cond(flag, branches[0], branches[1], self.carry(frame, names))
             self.restore(frame, names, carry)
         if frame.check:
-            after = _truth(self.value(frame, post, line))
+            after = truth(self.value(frame, post, line))
             self.fail(jnp.not_equal(after, flag), frame, line, f"the post-condition `{expr_text(post)}` is {{0}} "
                       f"after the branch, but the pre-condition `{expr_text(pre)}` was {{1}}: the branch cannot "
                       "be undone", [after, flag])
@@ -585,10 +436,10 @@ class _Tracer:
     def _for(self, frame, s, line) -> None:
         _, _, var, start, stop, step, reverse, body = s
         bounds = [self.value(frame, e, line) for e in (start, stop, step)]
-        a, b, c = [v if _static_int(v) else _typed(v, jnp.int64) for v in bounds]
-        self.fail(c == 0 if _static_int(c) else jnp.equal(c, 0), frame, line,
+        a, b, c = [v if static_int(v) else typed(v, jnp.int64) for v in bounds]
+        self.fail(c == 0 if static_int(c) else jnp.equal(c, 0), frame, line,
                   f"range() step `{expr_text(step)}` is zero")
-        if all(_static_int(v) for v in (a, b, c)):
+        if all(static_int(v) for v in (a, b, c)):
             n = len(range(a, b, c)) if c else 0
         else:
             a, b, c = (jnp.asarray(v, jnp.int64) for v in (a, b, c))
@@ -596,25 +447,25 @@ class _Tracer:
             n = jnp.where(c > 0, jnp.maximum(0, (b - a + safe - 1) // safe),
                           jnp.maximum(0, (a - b - safe - 1) // -safe))
             n = jnp.where(c == 0, 0, n)
-        if _static_int(n) and 0 < n <= UNROLL and _size(body, self.functions) * n <= UNROLL_STATEMENTS:
+        if static_int(n) and 0 < n <= UNROLL and _size(body, self.functions) * n <= UNROLL_STATEMENTS:
             for k in range(n):  # short loops of known length: inline, with a constant index (no loop, no gathers)
                 frame.env[var] = a + ((n - 1 - k) if reverse else k) * c
                 self.block(frame, body)
             frame.env.pop(var, None)
-        elif not (_static_int(n) and n == 0):
+        elif not (static_int(n) and n == 0):
             names = self.carried_names(frame, body)
             run_body = self.carried_block(frame, names, body, line, var)
 
             def step_body(k, carry):
                 index = a + ((n - 1 - k) if reverse else k) * c
-                return run_body(carry, index=_typed(index, jnp.int64))
+                return run_body(carry, index=typed(index, jnp.int64))
 
-            if _static_int(n) and _static_int(a) and var not in self.writes(body):
+            if static_int(n) and static_int(a) and var not in self.writes(body):
                 frame.ranges[var] = (min(a, a + (n - 1) * c), max(a, a + (n - 1) * c))
             carry = lax.fori_loop(0, n, step_body, self.carry(frame, names))
             frame.ranges.pop(var, None)
             self.restore(frame, names, carry)
-        if frame.check and not all(_static_int(v) for v in bounds):
+        if frame.check and not all(static_int(v) for v in bounds):
             now = [self.value(frame, e, line) for e in (start, stop, step)]
             changed = functools.reduce(jnp.logical_or, [jnp.not_equal(x, y) for x, y in zip(now, (a, b, c))])
             self.fail(changed, frame, line, f"a bound of range({expr_text(start)}, {expr_text(stop)}, "
@@ -624,7 +475,7 @@ class _Tracer:
     def _while(self, frame, s, line) -> None:
         _, _, pre, post, body = s
         if frame.check:
-            self.fail(_truth(self.value(frame, post, line)), frame, line, f"the while loop's post-condition "
+            self.fail(truth(self.value(frame, post, line)), frame, line, f"the while loop's post-condition "
                       f"`{expr_text(post)}` already holds on entry (it must be false before the first "
                       "iteration and true after every one)")
         names = self.carried_names(frame, body)
@@ -632,7 +483,7 @@ class _Tracer:
         def checked_body(statements_frame, statements):
             self.block(statements_frame, statements)
             if frame.check:
-                self.fail(jnp.logical_not(_truth(self.value(statements_frame, post, line))), frame, line,
+                self.fail(jnp.logical_not(truth(self.value(statements_frame, post, line))), frame, line,
                           f"the while loop's post-condition `{expr_text(post)}` is false after an iteration "
                           "(it must hold after every iteration)")
 
@@ -641,7 +492,7 @@ class _Tracer:
         def keep_going(carry):
             code, values = self.code, self.values
             outer = self.enter(frame, names, carry)
-            going = jnp.logical_and(_truth(self.value(frame, pre, line)), self.code < 0)
+            going = jnp.logical_and(truth(self.value(frame, pre, line)), self.code < 0)
             frame.env, self.code, self.values = outer, code, values
             return going
 
@@ -685,28 +536,20 @@ class _Tracer:
             out = []
             for name, before in zip(names, carry[0]):
                 after = frame.env.get(name)
-                if isinstance(before, _Stack):
-                    if not isinstance(after, _Stack) or after.buffer.shape != before.buffer.shape:
+                if isinstance(before, Stack):
+                    if not isinstance(after, Stack) or after.buffer.shape != before.buffer.shape:
                         raise Unsupported(f"the stack '{name}' is released or reshaped inside a block (line {line})")
-                    out.append(_Stack(_typed(after.buffer, before.buffer.dtype), _typed(after.top, jnp.int64),
+                    out.append(Stack(typed(after.buffer, before.buffer.dtype), typed(after.top, jnp.int64),
                                       before.capacity))
                     continue
                 if after is None or jnp.shape(after) != jnp.shape(before):
                     raise Unsupported(f"'{name}' changes its shape or is released inside a block (line {line})")
-                out.append(_typed(after, before.dtype))
+                out.append(typed(after, before.dtype))
             result = (out, self.code, self.values)
             frame.env, self.code, self.values, frame.ranges = outer, outer_code, outer_values, outer_ranges
             return result
 
         return run_block
-
-
-def _walk(statements):
-    """Every statement of a block, nested ones included, in order."""
-    for statement in statements:
-        yield statement
-        for block in blocks(statement):
-            yield from _walk(block)
 
 
 def _size(statements, functions, depth=0) -> int:
@@ -719,20 +562,6 @@ def _size(statements, functions, depth=0) -> int:
         for block in blocks(s):
             total += _size(block, functions, depth)
     return total
-
-
-def _read(array, indices):
-    for index in indices:
-        array = lax.dynamic_index_in_dim(array, index, axis=0, keepdims=False) if not _static_int(index) \
-            else array[index]
-    return array
-
-
-def _write(array, indices, value):
-    """array with array[indices] = value, as one in-place dynamic_update_slice (a scatter, which .at[].set
-    gives for constant indices, copies the whole array on the CPU)."""
-    starts = [jnp.asarray(i, jnp.int64) for i in indices] + [jnp.int64(0)] * (array.ndim - len(indices))
-    return lax.dynamic_update_slice(array, value.reshape((1,) * len(indices) + value.shape), starts)
 
 
 # --- the primitives --------------------------------------------------------------------------------------
@@ -783,7 +612,7 @@ def _run(program, args, batch, keep, out_avals, primitive, params):
     def one(*xs):
         outs, code, values, found = _trace(program, xs)
         messages[:] = found
-        return [_typed(o, jnp.asarray(x).dtype) for o, x in zip(outs[keep:], xs[keep:])], code, values
+        return [typed(o, jnp.asarray(x).dtype) for o, x in zip(outs[keep:], xs[keep:])], code, values
 
     fn = one
     for _ in range(batch):
@@ -798,7 +627,7 @@ def _run(program, args, batch, keep, out_avals, primitive, params):
                                  f"went in with {jnp.shape(x)}")
     if messages:
         _report(messages, code, values)
-    return [_typed(o, a.dtype) for o, a in zip(outs, out_avals)]
+    return [typed(o, a.dtype) for o, a in zip(outs, out_avals)]
 
 
 def _on_host(primitive, out_avals, args, params):
@@ -813,7 +642,7 @@ def _report(messages, code, values) -> None:
 
     def describe(k, shown):
         text, error, kinds = messages[int(k)]
-        return error, text.format(*[_KIND_NAMES[kind if kind in "fb" else "i"](v)
+        return error, text.format(*[KIND_NAMES[kind if kind in "fb" else "i"](v)
                                     for kind, v in zip(kinds, shown.tolist())])
 
     shown = jnp.stack(values, axis=-1).reshape(-1, VALUE_SLOTS)[first]
