@@ -16,7 +16,13 @@ constants. A whole structure, or a part of one, passed to another reversible fun
 """
 from __future__ import annotations
 
-from ..core.pytree import _FieldNames
+
+def _fields(treedef):
+    """(data field names, (name, value) of the meta fields) of a registered dataclass node, else None."""
+    aux = treedef.aux
+    if treedef.kind == "custom" and isinstance(getattr(aux, "data", None), tuple) and hasattr(aux, "meta"):
+        return aux.data, aux.meta
+    return None
 
 
 def tree_type(treedef, leaf_types) -> tuple:
@@ -38,9 +44,10 @@ def _walk(treedef, path, containers, leaves, constants) -> None:
         steps = [f"[{key!r}]" for key in treedef.keys]
     elif treedef.kind == "namedtuple":
         steps = [f".{name}" for name in treedef.keys]
-    elif treedef.kind == "custom" and isinstance(treedef.aux, _FieldNames):
-        steps = [f".{name}" for name in treedef.aux.data]
-        for name, value in treedef.aux.meta:
+    elif _fields(treedef) is not None:
+        data, meta = _fields(treedef)
+        steps = [f".{name}" for name in data]
+        for name, value in meta:
             constants[f"{path}.{name}"] = value
     else:
         steps = [f"[{k}]" for k in range(len(treedef.children))]
@@ -89,8 +96,8 @@ class Structures:
                 fail(f"`{path}[{step}]`: no such item in the structured argument ({treedef})")
             if treedef.kind == "namedtuple":
                 path += f".{treedef.keys[step]}"
-            elif treedef.kind == "custom" and isinstance(treedef.aux, _FieldNames):
-                path += f".{treedef.aux.data[step]}"
+            elif _fields(treedef) is not None:
+                path += f".{_fields(treedef)[0][step]}"
             else:
                 path += f"[{step}]"
             indices.pop(0)
