@@ -281,6 +281,25 @@ def test_lognumbers_multiply_exactly(backend):
     _close(rv.grad(exp_series)(0.0, 3.5)[1], numerical_gradient(lambda x: exp_series(0.0, float(x))[0], 3.5),
            rtol=1e-6)
     assert rv.invert(exp_series)(*exp_series(0.0, 3.5))[1] == 3.5
+    assert cube(0.0, 1.7)[0] == pytest.approx(1.7 ** 3, rel=1e-12)
+    assert rv.grad(cube)(0.0, 1.7)[1] == pytest.approx(3 * 1.7 ** 2, rel=1e-12)
+
+
+@rv.reversible
+def _times(p, x):
+    p *= x
+
+
+@rv.reversible
+def cube(y, x):
+    """A lognumber passed to another function, which multiplies it."""
+    p = rv.alloc(rv.lognumber(1.0))
+    with rv.compute():
+        for _ in range(3):
+            _times(p, x)
+    y += p
+    rv.uncompute()
+    rv.free(p, 1.0)
 
 
 @rv.reversible
