@@ -211,7 +211,7 @@ def test_stacks_rejected_uses():
         rv.pop(s, k)
         rv.pop(s, x)
         rv.free(s, rv.stack())
-    with pytest.raises(ReversibilityError, match="the stack 's' holds a float scalar values, 'k' is an integer"):
+    with pytest.raises(ReversibilityError, match="the stack 's' holds values like a float scalar, 'k' is an integer"):
         mixed(1.0, 2)
 
     @rv.reversible

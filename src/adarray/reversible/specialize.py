@@ -301,7 +301,7 @@ class _Typer:
         if held == _UNKNOWN_STACK:
             self.types[stack] = element
         elif held != element:
-            self.fail(line, f"{text}: the stack '{stack}' holds {_describe((held[0][1:], held[1]))} values, "
+            self.fail(line, f"{text}: the stack '{stack}' holds values like {_describe((held[0][1:], held[1]))}, "
                             f"'{base_name(value)}' is {_describe(moved)}")
         return s
 
