@@ -1,4 +1,5 @@
 """The reversible language: what it accepts, what it rejects (with which message), inverses and run-time checks."""
+import importlib.util
 import inspect
 
 import numpy as np
@@ -418,6 +419,28 @@ def test_a_rotation_angle_from_the_rotated_array():
     def variable(a, b):
         rv.rot(a, b, a * 0.5)
     rejected(variable, "the angle reads 'a', which the rotation updates")
+
+
+@rv.reversible
+def _swap_rows(x, y):
+    rv.swap(x[0], x[1])
+    rv.swap(x[2], y)
+
+
+def test_swapping_rows_of_an_array():
+    """Rows are views: a swap copies them (the interpreter once lost a row: x[0], x[1] = x[1], x[0])."""
+    x, y = np.arange(9.0).reshape(3, 3), np.array([-1.0, -2.0, -3.0])
+    for mode in ["numpy"] + (["numba"] if importlib.util.find_spec("numba") else []):
+        previous = rv.set_reversible_backend(mode)
+        try:
+            a, b = _swap_rows(x, y)
+            np.testing.assert_array_equal(a, [[3, 4, 5], [0, 1, 2], [-1, -2, -3]])
+            np.testing.assert_array_equal(b, [6, 7, 8])
+            back = rv.invert(_swap_rows)(a, b)
+            np.testing.assert_array_equal(back[0], x)
+            np.testing.assert_array_equal(back[1], y)
+        finally:
+            rv.set_reversible_backend(previous)
 
 
 def test_typing_errors_name_the_line():

@@ -285,7 +285,14 @@ class _Writer:
 
     def _swap(self, s, line, indent) -> None:
         a, b = self.expr(s[2]), self.expr(s[3])
-        self.emit(indent, f"{a}, {b} = {b}, {a}")
+        if not rank_of(s[2], self.types) or (isinstance(s[2], str) and isinstance(s[3], str)):
+            self.emit(indent, f"{a}, {b} = {b}, {a}")  # scalars, or two whole arrays: exchange the references
+            return
+        # a row x[i] is a view: copy it before it is overwritten, and never bind a variable to a view
+        temp = self.fresh()
+        self.emit(indent, f"{temp} = np.copy({a})")
+        self.emit(indent, f"{a} = {b}" if isinstance(s[2], tuple) else f"{a} = np.copy({b})")
+        self.emit(indent, f"{b} = {temp}")
 
     def _neg(self, s, line, indent) -> None:
         a = self.expr(s[2])
