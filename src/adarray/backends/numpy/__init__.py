@@ -19,6 +19,7 @@ from . import (  # noqa: F401  (each module registers the implementations of its
     kernels,
     linalg,
     parallel,
+    recurrences,
     reductions,
     reversible,
     sorting,
