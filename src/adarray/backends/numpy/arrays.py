@@ -2,11 +2,14 @@
 scatters and the einsum contraction."""
 from __future__ import annotations
 
+import functools
+import math
+from typing import NamedTuple
+
 import numpy as np
 
 from ...primitives import indexing, linalg, structural
 from ...primitives.indexing import numpy_index
-from ...primitives.linalg import parse_spec
 from ...primitives.structural import slice_indices
 from .registry import impl
 
@@ -65,12 +68,87 @@ def _scatter(x, updates, *indices, spec, op):
     return out
 
 
+# Below this many multiply-adds per matrix of a batch, einsum's one C loop beats matmul's calls and per-matrix set-up.
+SMALL_PRODUCT = 2048
+
+
+class _Matmul(NamedTuple):
+    """einsum as one matmul: a transposed to (batch, free, summed axes) and reshaped to a stack of matrices, b to
+    (batch, summed, free) likewise, the product reshaped to its axes and transposed to the output's order (None:
+    a step with nothing to do)."""
+    perm_a: tuple | None
+    matrices_a: tuple | None
+    perm_b: tuple | None
+    matrices_b: tuple | None
+    unfolded: tuple | None
+    perm_out: tuple | None
+
+
 @impl(linalg.einsum_p)
 def _einsum(a, b, *, spec):
-    (sa, sb), so = parse_spec(spec)
-    if sa and sa[-1:] == sb[:1] and sa[-1] not in so and len(sb) <= 2 and so == sa[:-1] + sb[1:]:
-        return np.matmul(a, b) if len(sa) <= 2 else np.tensordot(a, b, axes=1)
-    return np.einsum(spec, a, b, optimize=True)
+    """A contraction that is a (batched) matrix product goes to matmul (BLAS); the rest, and small products, to
+    NumPy's einsum."""
+    a, b = np.asarray(a), np.asarray(b)
+    recipe = _matmul_recipe(spec, a.shape, b.shape, a.dtype.kind)
+    if recipe is None:
+        return np.einsum(spec, a, b, optimize=_sums_alone(spec))
+    if recipe.perm_a is not None:
+        a = a.transpose(recipe.perm_a)
+    if recipe.matrices_a is not None:
+        a = a.reshape(recipe.matrices_a)
+    if recipe.perm_b is not None:
+        b = b.transpose(recipe.perm_b)
+    if recipe.matrices_b is not None:
+        b = b.reshape(recipe.matrices_b)
+    product = np.matmul(a, b)
+    if recipe.unfolded is not None:
+        product = product.reshape(recipe.unfolded)
+    return product if recipe.perm_out is None else product.transpose(recipe.perm_out)
+
+
+@functools.lru_cache(maxsize=4096)
+def _matmul_recipe(spec, shape_a, shape_b, kind):
+    """How einsum `spec` runs on these shapes as one matmul, or None where einsum does better: no matrix product,
+    products too small, or an unusual dtype."""
+    plan = _matrix_product_plan(spec)
+    if plan is None or kind not in "fciu":
+        return None
+    perm_a, perm_b, batch, free_a, summed, perm_out = plan
+    lead = tuple(shape_a[i] for i in perm_a[:batch])
+    rows = tuple(shape_a[i] for i in perm_a[batch:batch + free_a])
+    columns = tuple(shape_b[i] for i in perm_b[batch + summed:])
+    m, k, n = math.prod(rows), math.prod(shape_b[i] for i in perm_b[batch:batch + summed]), math.prod(columns)
+    if m * k * n < SMALL_PRODUCT:
+        return None
+    moved = lambda perm: None if perm == tuple(range(len(perm))) else perm  # noqa: E731
+    return _Matmul(moved(perm_a), None if len(rows) == 1 and summed == 1 else lead + (m, k),
+                   moved(perm_b), None if len(columns) == 1 and summed == 1 else lead + (k, n),
+                   None if len(rows) == 1 and len(columns) == 1 else lead + rows + columns, moved(perm_out))
+
+
+@functools.lru_cache(maxsize=None)
+def _matrix_product_plan(spec):
+    """einsum `spec` as one matmul: the operands' axes ordered (batch, free, contracted) and (batch, contracted,
+    free), and the output's order among (batch, free of a, free of b); None if some letter is summed in one operand
+    only, or none is summed (an outer or elementwise product: einsum does it in one pass)."""
+    (sa, sb), so = linalg.parse_spec(spec)
+    contracted = [c for c in sa if c in sb and c not in so]
+    if not contracted or _sums_alone(spec):
+        return None
+    batch = [c for c in so if c in sa and c in sb]
+    free_a = [c for c in sa if c in so and c not in sb]
+    free_b = [c for c in sb if c in so and c not in sa]
+    produced = batch + free_a + free_b
+    perm_a = tuple(sa.index(c) for c in batch + free_a + contracted)
+    perm_b = tuple(sb.index(c) for c in batch + contracted + free_b)
+    return perm_a, perm_b, len(batch), len(free_a), len(contracted), tuple(produced.index(c) for c in so)
+
+
+@functools.lru_cache(maxsize=None)
+def _sums_alone(spec) -> bool:
+    """Does some letter appear in one operand only and not in the output (summed before any product)?"""
+    (sa, sb), so = linalg.parse_spec(spec)
+    return any(c not in so and c not in other for letters, other in ((sa, sb), (sb, sa)) for c in letters)
 
 
 # --- the per-slot work of scatter-mul and scatter-min/max (primitives/indexing.py) ------------------
