@@ -4,7 +4,8 @@
     adarray ir model.py:loss --shapes "f64[3,4],f64[4]"   print a function's IR and its gradient's
     adarray check                                  gradients of built-in functions vs finite differences
     adarray bench NAME [...]                       a benchmark of the package `benchmarks`: adbench,
-                                                   parallel, mixed, overhead, reversible, taylor, solvers, jacfwd
+                                                   parallel, mixed, overhead, reversible, taylor, solvers, jacfwd,
+                                                   train, ode
 
 `main(argv)` returns the exit code: 0 on success, 1 when a check fails or the
 traced function raises, 2 for a bad command line (unknown file or function,
@@ -331,6 +332,10 @@ BENCHMARKS = {
                    "reverse computing (adarray.reversible) vs fold checkpoints and lax.scan; Bessel, sparse, GMM"),
     "taylor": ("benchmarks.taylor", "taylor.py",
                "Taylor mode cost k = 1..8 (MLP, 1,000-step fold) vs nested jvp and JAX's jet; SafeRate vs Adam, GD"),
+    "train": ("benchmarks.train", "train.py",
+              "a 2-layer MLP trained on digits: first and steady epoch, adarray's backends vs jax.jit and PyTorch"),
+    "ode": ("benchmarks.ode", "ode.py",
+            "a Lotka-Volterra fit with odeint: gradient and whole-fit time, adarray's backends vs JAX's odeint"),
 }
 
 
