@@ -16,15 +16,27 @@ from .registry import impl
 
 @impl(structural.broadcast_in_dim_p)
 def _broadcast_in_dim(x, *, shape, dims):
+    """A read-only view (a copy would cost less for small arrays, but constant folding recognises a uniform
+    constant by its zero strides: Literal.uniform)."""
+    x = np.asarray(x)
+    return np.broadcast_to(x.reshape(_expanded_shape(x.shape, shape, dims)), shape)
+
+
+@functools.lru_cache(maxsize=4096)
+def _expanded_shape(in_shape, shape, dims):
+    """x's shape with size-1 axes where the broadcast adds axes."""
     expanded = [1] * len(shape)
-    for size, d in zip(np.shape(x), dims):
+    for size, d in zip(in_shape, dims):
         expanded[d] = size
-    return np.broadcast_to(np.reshape(x, expanded), shape)
+    return tuple(expanded)
 
 
 @impl(structural.reshape_p)
 def _reshape(x, *, shape):
-    return np.reshape(x, shape)
+    try:
+        return x.reshape(shape)  # the method: np.reshape costs three Python calls more
+    except AttributeError:
+        return np.reshape(x, shape)
 
 
 @impl(structural.transpose_p)
@@ -32,15 +44,20 @@ def _transpose(x, *, perm):
     return np.transpose(x, perm)
 
 
+@functools.lru_cache(maxsize=4096)
+def _window(starts, stops, steps):
+    return slice_indices(starts, stops, steps)
+
+
 @impl(structural.slice_p)
 def _slice(x, *, starts, stops, steps):
-    return np.asarray(x)[slice_indices(starts, stops, steps)]
+    return np.asarray(x)[_window(starts, stops, steps)]
 
 
 @impl(structural.unslice_p)
 def _unslice(x, *, shape, starts, stops, steps):
     out = np.zeros(shape, np.asarray(x).dtype)
-    out[slice_indices(starts, stops, steps)] = x
+    out[_window(starts, stops, steps)] = x
     return out
 
 

@@ -7,7 +7,9 @@ import numpy as np
 from ...primitives import reduce, scan
 from .registry import impl
 
-_REDUCERS = {"add": np.sum, "mul": np.prod, "max": np.max, "min": np.min, "and": np.all, "or": np.any}
+# The ufuncs' own reduce (what np.sum, np.prod, ... call after two Python layers of argument handling)
+_REDUCERS = {"add": np.add.reduce, "mul": np.multiply.reduce, "max": np.maximum.reduce, "min": np.minimum.reduce,
+             "and": np.logical_and.reduce, "or": np.logical_or.reduce}
 
 
 @impl(reduce.reduce_p)
