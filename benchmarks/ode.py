@@ -21,6 +21,7 @@ adarray's loss (relative 1e-5), and the final parameters of every tool against t
 from __future__ import annotations
 
 import argparse
+import csv
 import importlib.util
 import os
 import sys
@@ -40,6 +41,8 @@ START = TRUTH * np.array([1.2, 0.8, 1.2, 0.8])
 Y0 = np.array([10.0, 5.0])
 LEARNING_RATE = 0.01
 CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
+LABELS = {"default": "adarray, no backend named", "numpy": "adarray, numpy", "numba": "adarray, numba",
+          "jax": "adarray, jax", "jax.jit": "jax.jit, JAX's odeint"}
 
 
 def lotka_volterra(y, t, theta):
@@ -219,10 +222,10 @@ def _write(folder, header, rows) -> None:
         for tool, version, grad_ms, first, seconds, loss, error in rows:
             md.write(f"| {tool} ({version}) | {grad_ms:.2f} | {first:.2f} | {seconds:.2f} | {loss:.4g} | "
                      f"{error:.1e} |\n")
-    with open(os.path.join(folder, "ode.csv"), "w") as csv:
-        csv.write("tool,version,gradient_ms,first_call_s,fit_s,final_loss,gradient_error\n")
-        for row in rows:
-            csv.write(",".join(str(value) for value in row) + "\n")
+    with open(os.path.join(folder, "ode.csv"), "w", newline="") as file:
+        writer = csv.writer(file)
+        writer.writerow(['tool', 'version', 'gradient_ms', 'first_call_s', 'fit_s', 'final_loss', 'gradient_error'])
+        writer.writerows(rows)
 
 
 def _plot(rows, path, steps) -> None:
@@ -234,7 +237,7 @@ def _plot(rows, path, steps) -> None:
     except ImportError:
         print("(no plot: matplotlib is in the bench extra)")
         return
-    labels = [row[0] for row in rows]
+    labels = [LABELS.get(row[0], row[0]) for row in rows]
     figure, (left, right) = plt.subplots(1, 2, figsize=(9, 3.2))
     left.barh(labels, [row[2] for row in rows], color="tab:blue")
     left.set_xscale("log")

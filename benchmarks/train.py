@@ -20,6 +20,7 @@ parameters (relative 1e-6: the same arithmetic, rounded differently).
 from __future__ import annotations
 
 import argparse
+import csv
 import importlib.util
 import os
 import sys
@@ -35,6 +36,9 @@ from .timing import relaunch, threads_fixed
 TOOLS = ("default", "numpy", "numba", "jax", "jax.jit", "torch")
 BATCH, HIDDEN, CLASSES, LEARNING_RATE = 256, 128, 10, 0.1
 CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
+LABELS = {"default": "adarray, no backend named", "numpy": "adarray, numpy", "numba": "adarray, numba",
+          "jax": "adarray, jax", "jax.jit": "jax.jit",
+          "torch": "PyTorch"}
 QUICK_SAMPLES = 2 * BATCH + 5
 
 
@@ -226,10 +230,10 @@ def _write(folder, header, rows) -> None:
         md.write(header + "\n")
         for tool, version, first, steady_ms, step_us, final_loss in rows:
             md.write(f"| {tool} ({version}) | {first:.2f} | {steady_ms:.1f} | {step_us:.0f} | {final_loss:.4f} |\n")
-    with open(os.path.join(folder, "train.csv"), "w") as csv:
-        csv.write("tool,version,first_epoch_s,steady_epoch_ms,steady_step_us,final_loss\n")
-        for row in rows:
-            csv.write(",".join(str(value) for value in row) + "\n")
+    with open(os.path.join(folder, "train.csv"), "w", newline="") as file:
+        writer = csv.writer(file)
+        writer.writerow(['tool', 'version', 'first_epoch_s', 'steady_epoch_ms', 'steady_step_us', 'final_loss'])
+        writer.writerows(rows)
 
 
 def _plot(rows, path) -> None:
@@ -241,7 +245,7 @@ def _plot(rows, path) -> None:
     except ImportError:
         print("(no plot: matplotlib is in the bench extra)")
         return
-    labels = [row[0] for row in rows]
+    labels = [LABELS.get(row[0], row[0]) for row in rows]
     figure, (left, right) = plt.subplots(1, 2, figsize=(9, 3.2))
     left.barh(labels, [row[2] for row in rows], color="tab:gray")
     left.set_xscale("log")
