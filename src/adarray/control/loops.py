@@ -146,7 +146,8 @@ def _fold_vjp(cotangents, primals, outputs, needs, *, residuals, body, length, r
             full_ct_carry.append(next(it) if f else np.zeros(a.shape, a.dtype))
         outs = eval_program(derived, [*consts_, *carry_, *x_, *full_ct_carry, *ct_y])[n_out:]
         ct_c, ct_k, ct_x = outs[:nc], outs[nc:nc + nk], outs[nc + nk:]
-        return [*ct_k, *[ew.add(a, c) for a, c in zip(acc, ct_c)], *ct_x]
+        # a constant's cotangent the step's program gives as a constant 0 is not added in (symbolic zero)
+        return [*ct_k, *[a if _constant_zero(c) else ew.add(a, c) for a, c in zip(acc, ct_c)], *ct_x]
 
     y_avals = list(out_avals[num_carry:])
     step_avals = [*c_avals, *[a for a, f in zip(k_avals, k_flags) if f], *[a for a, f in zip(c_avals, c_flags) if f],
@@ -160,6 +161,10 @@ def _fold_vjp(cotangents, primals, outputs, needs, *, residuals, body, length, r
     result += [next(ct_k) if f else None for f in k_flags]
     result += [next(ct_x) if f else None for f in x_flags]
     return [r if need else None for r, need in zip(result, needs)]
+
+
+def _constant_zero(value) -> bool:
+    return not isinstance(value, Tracer) and not np.any(value)
 
 
 fold_p.jvp, fold_p.vjp = _fold_jvp, _fold_vjp

@@ -24,16 +24,17 @@ import numpy as np
 
 from ..core.errors import ShapeError
 from ..core.ir import Literal, Program, Var
-from ..core.primitive import Primitive, is_zero
+from ..core.primitive import Primitive, Zero, is_zero
 from ..core.types import is_float
 from ..passes import simplify
+from ..passes.guards import guard_square_roots
 from ..primitives import elementwise as ew
 from ..primitives.reduce import reduce_sum
 from ..primitives.rules import aval_of_value, batch_all
 from ..primitives.scan import linear_recurrence, matrix_recurrence
 from ..primitives.structural import broadcast_in_dim, concatenate, reshape, slice_array, transpose
 from ..tracing import eval_program, trace_program
-from ..transforms.jvp import jvp_program
+from ..transforms.jvp import jvp_program, propagate
 from ..transforms.vjp import vjp_program
 from ..transforms.vmap import vmap_program
 
@@ -199,13 +200,15 @@ def _lane_jacobian(op: Program, first: bool) -> Program:
     of the element shape: the diagonal of every block of a lane-wise operator's Jacobian."""
     elements = _element_avals(op)
     k = len(elements)
-    derived = jvp_program(op, [first] * k + [not first] * k)
+    op = guard_square_roots(op)  # as jvp_program does
 
     def jacobian(*args):
         columns = []
         for c in range(k):
-            seeds = [np.full(a.shape, float(j == c), a.dtype) for j, a in enumerate(elements)]
-            columns.append(eval_program(derived, list(args) + seeds)[k:])
+            # the other leaves' seeds are symbolic zeros, never a literal 0 multiplied in
+            seeds = [np.ones(a.shape, a.dtype) if j == c else Zero(a) for j, a in enumerate(elements)]
+            none = [None] * k
+            columns.append(propagate(op, list(args), seeds + none if first else none + seeds)[k:])
         return [columns[c][r] for r in range(k) for c in range(k)]
 
     return _program(jacobian, list(op.in_avals), "operator lane jacobian")
@@ -242,12 +245,15 @@ def _vjp_of(op: Program, argument: int) -> Program:
                     "operator vjp")
 
 
-def _jvp_of(op: Program, argument: int) -> Program:
-    """Per element: (a, b, t) -> the output tangent for a tangent t of argument 0 or 1."""
+def _jvp_of(op: Program, argument: int, moving) -> Program:
+    """Per element: (a, b, t) -> the output tangent for a tangent t of argument 0 or 1, t holding only
+    the leaves flagged in `moving` (the others are symbolic zeros)."""
     k = len(op.outputs)
-    derived = jvp_program(op, [argument == 0] * k + [argument == 1] * k)
-    return _program(lambda *args: eval_program(derived, list(args))[k:],
-                    list(op.in_avals) + list(_element_avals(op)), "operator jvp")
+    flags = [bool(m) for m in moving]
+    derived = jvp_program(op, [False] * k + flags if argument == 1 else flags + [False] * k)
+    tangent_avals = [a for a, m in zip(_element_avals(op), flags) if m]
+    return _program(lambda *args: eval_program(derived, list(args))[k:], list(op.in_avals) + tangent_avals,
+                    "operator jvp")
 
 
 def _flipped(op: Program) -> Program:
@@ -269,6 +275,11 @@ def _sandwich(op: Program) -> Program:
 
 def _instantiated(values, like):
     return [ew.zeros_like(x) if is_zero(v) else v for v, x in zip(values, like)]
+
+
+def _moving(tangents):
+    """Which tangents are not symbolic zeros, and those tangents."""
+    return [not is_zero(t) for t in tangents], [t for t in tangents if not is_zero(t)]
 
 
 # --- scan rules ----------------------------------------------------------------------------------
@@ -300,7 +311,8 @@ def _scan_jvp(tangents, primals, outputs, *, op, identity):
         return list(outputs)
     elements = _element_avals(op)
     previous = _shifted(list(outputs), identity)
-    pushed = _map(_jvp_of(op, 1), n, previous + xs + _instantiated(tangents[:k], xs))
+    moving, nonzero = _moving(tangents[:k])
+    pushed = _map(_jvp_of(op, 1, moving), n, previous + xs + nonzero)
     if lanes(op) is not None:
         entries = _map(_lane_jacobian(op, first=True), n, previous + xs)
         return _lane_recurrence(entries, pushed, transposed=False, reverse=False)
@@ -344,10 +356,11 @@ def _reduce_jvp(tangents, primals, outputs, *, op, identity):
         return [ew.zeros_like(o) for o in outputs]
     left, right = _exclusive_both_ways(op, xs, identity, n)
     sandwich = _sandwich(op)
-    derived = _program(lambda *a: eval_program(jvp_program(sandwich, [False] * k + [True] * k + [False] * k),
-                                               list(a))[k:], list(sandwich.in_avals) + list(_element_avals(op)),
-                       "sandwich jvp")
-    pushed = _map(derived, n, left + xs + right + _instantiated(tangents[:k], xs))
+    moving, nonzero = _moving(tangents[:k])
+    derived = _program(lambda *a: eval_program(jvp_program(sandwich, [False] * k + moving + [False] * k),
+                                               list(a))[k:],
+                       list(sandwich.in_avals) + [a for a, m in zip(_element_avals(op), moving) if m], "sandwich jvp")
+    pushed = _map(derived, n, left + xs + right + nonzero)
     return [reduce_sum(p, (0,)) for p in pushed]
 
 

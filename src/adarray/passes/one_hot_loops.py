@@ -21,17 +21,16 @@ change every step), traced seed indices, and layouts that do not settle within a
 """
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 
-from ..core.ir import Literal, Program
+from ..core.ir import Literal
 from ..primitives.indexing import gather
 from ..primitives.rules import aval_of_value
 from ..primitives.structural import concatenate, transpose
 from ..tracing import trace_program
 from .one_hot_entries import PADDING, Tangent, _known, _merged, densify, flat, zero
 from .simplify import simplify
+from .zero_tangents import with_zero_tangents
 
 # Traces of the body tried before the layout of the carry's tangents must have settled.
 LAYOUT_PASSES = 4
@@ -239,17 +238,11 @@ def _trace_body(interp, body, consts, carry, xs, layouts, num_carry, discover=Fa
 
 
 def _substituted(body, positions):
-    """The body with its inputs at `positions` read as zero literals."""
+    """The body with its inputs at `positions` read as zero tangents (symbolic zeros through the linear
+    equations, literal zeros elsewhere)."""
     if not positions:
         return body
-    literals = {id(body.inputs[k]): Literal(np.zeros((), body.inputs[k].aval.dtype), body.inputs[k].aval)
-                for k in positions}
-
-    def atom(a):
-        return literals.get(id(a), a) if not isinstance(a, Literal) else a
-
-    eqns = tuple(replace(eqn, inputs=tuple(atom(a) for a in eqn.inputs)) for eqn in body.eqns)
-    return simplify(Program(body.inputs, eqns, tuple(atom(a) for a in body.outputs)))
+    return simplify(with_zero_tangents(body, positions))
 
 
 def _zero_input(value) -> bool:

@@ -1,13 +1,24 @@
 """simplify: constant folding, algebraic identities and common-subexpression
 elimination in one forward walk, then dead-code elimination.
 
-Identities: x + 0, 0 + x, x - 0, x * 1, 1 * x, x / 1, x**1 -> x; 0 - x -> -x;
-(x * c1) * c2 -> x * (c1 c2) for constants c1, c2;
--(-x) -> x; x * 0 -> 0 (deliberate: a zero cotangent times an infinite partial
-stays zero, which is what users of a masked branch expect); select(p, x, x)
--> x; a select with a constant predicate picks its branch; linear maps of 0
-give 0. Constant inputs fold through any primitive; constant-filled inputs of
-elementwise primitives fold at no cost whatever their size.
+A simplified program computes, element for element, the values the program
+computes (NaN, inf and the sign of zero included), so `jit` never changes what
+NumPy would give; the one exception is the folding of constant factors below,
+a reassociation. The identities are therefore only those exact for every IEEE
+input:
+  x * 1, 1 * x, x / 1, x - 0.0, x + (-0.0), (-0.0) + x, x**1 -> x;
+  (-0.0) - x -> -x; -(-x) -> x; select(p, x, x) -> x; a select with a constant
+  predicate picks its branch; a sum, cumulative sum or data movement of +0.0 is
+  +0.0; safe_mul(0, y) -> 0 (its definition).
+Not x * 0 -> 0 (inf * 0 is NaN), x + 0.0 -> x (-0.0 + 0.0 is 0.0), 0.0 - x -> -x
+(0.0 - 0.0 is 0.0, -(0.0) is -0.0), x - x -> 0, x / x -> 1, nor an einsum with a
+zero operand -> 0. Derivative programs do not need them: the zeros that
+differentiation creates are symbolic (`Zero`), never multiplied in.
+The reassociation: (x * c1) * c2 -> x * (c1 c2) for constants c1, c2 (it can
+round differently, or not overflow where the product of three did).
+Constant inputs fold through any primitive (evaluated by NumPy, the reference,
+with its IEEE results); constant-filled inputs of elementwise primitives fold at
+no cost whatever their size.
 """
 from __future__ import annotations
 
@@ -15,18 +26,18 @@ import numpy as np
 
 from ..core.errors import ExecutionError
 from ..core.ir import Eqn, Literal, Program, Var, params_key
+from ..core.types import is_complex, is_float
 from ..primitives import elementwise as ew
-from ..primitives import indexing, linalg, reduce, scan, structural
+from ..primitives import indexing, reduce, scan, structural
 from ..primitives.operations import OPERATIONS
 from ..tracing import evaluate
 from ..tracing.tracer import CONSTANT_LIMIT  # non-uniform constants fold up to this size, in and out
 from .dce import eliminate_dead_code
 
-# Maps that are linear in their first operand (so map(0) = 0): the structural ones, and the elementwise
-# ones the operations table calls linear.
-_LINEAR_IN_FIRST = frozenset({structural.reshape_p, structural.transpose_p, structural.broadcast_in_dim_p,
-                              structural.slice_p, structural.unslice_p, indexing.gather_p}
-                             | {prim for prim, row in OPERATIONS.items() if row.linear})
+# Maps that move the values of their first operand (or pad them with +0.0): of +0.0 they give +0.0.
+_MOVES_FIRST = frozenset({structural.reshape_p, structural.transpose_p, structural.broadcast_in_dim_p,
+                          structural.slice_p, structural.unslice_p, indexing.gather_p})
+_MULTIPLICATIVE = frozenset({ew.mul_p, ew.div_p, ew.safe_mul_p})
 
 
 def simplify(program: Program) -> Program:
@@ -102,21 +113,24 @@ class _Simplifier:
         return self.subst(out)
 
     def identity(self, eqn: Eqn, inputs):
-        """The replacement of a single-output equation by an algebraic identity, or None."""
+        """The replacement of a single-output equation by an identity exact for every IEEE input, or None."""
         prim, out = eqn.prim, eqn.outputs[0]
         row = OPERATIONS.get(prim)
         if row is not None and row.arity == 2:
             a, b = inputs
-            if row.zero is not None and (_is(a, row.zero) or _is(b, row.zero)):
-                return [Literal(np.zeros((), out.aval.dtype), out.aval)]
-            if row.right_unit is not None and _is(b, row.right_unit):
+            # complex x * (1 + 0j) is not x where x has an infinite part (0 * inf in the cross terms)
+            units = not (is_complex(out.aval.dtype) and prim in _MULTIPLICATIVE)
+            if units and row.right_unit is not None and _is_exactly(b, row.right_unit):
                 return [a]
-            if row.left_unit is not None and _is(a, row.left_unit):
+            if units and row.left_unit is not None and _is_exactly(a, row.left_unit):
                 return [b]
-            if prim is ew.sub_p and _is(a, 0):
+            if prim is ew.sub_p and _is_exactly(a, -0.0):
                 return [self.negate(b, eqn)]
+            if prim is ew.safe_mul_p and _is(a, 0):  # its definition: 0 wherever the first operand is 0
+                return [Literal(np.zeros((), out.aval.dtype), out.aval)]
             if prim is ew.safe_mul_p and (_is_nonzero_constant(a) or _is_finite_constant(b)):
-                # the guard of safe_mul(x, y) (0 where x == 0) cannot change x * y here: a product
+                # the guard of safe_mul(x, y) (0 where x == 0) cannot change x * y here (up to the sign of a
+                # zero; safe_mul only appears in derivative programs): a product
                 return self.rescale(inputs, out) or [self.product(a, b, out)]
             if prim is ew.mul_p:
                 return self.rescale(inputs, out)
@@ -131,10 +145,9 @@ class _Simplifier:
                 return [a]
             if isinstance(pred, Literal) and pred.uniform is not None:
                 return [a if pred.uniform else b]
-        if prim is linalg.einsum_p and any(_is(a, 0) for a in inputs):
-            return [Literal(np.zeros((), out.aval.dtype), out.aval)]
-        linear_zero = prim in _LINEAR_IN_FIRST or (prim in (reduce.reduce_p, scan.scan_p) and eqn.params["op"] == "add")
-        if linear_zero and _is(inputs[0], 0):
+        sums = prim in (reduce.reduce_p, scan.scan_p) and eqn.params["op"] == "add"
+        if (prim in _MOVES_FIRST or sums) and _is_exactly(inputs[0], 0.0):
+            # +0.0 moved, padded with +0.0 or summed is +0.0 (not -0.0: an empty sum of it is +0.0)
             return [Literal(np.zeros((), out.aval.dtype), out.aval)]
         return None
 
@@ -162,6 +175,16 @@ def _is_nonzero_constant(atom) -> bool:
 
 def _is_finite_constant(atom) -> bool:
     return isinstance(atom, Literal) and atom.uniform is not None and bool(np.isfinite(atom.uniform))
+
+
+def _is_exactly(atom, number) -> bool:
+    """Is `atom` a literal filled with `number`, the sign of a floating-point zero included?"""
+    if not (isinstance(atom, Literal) and atom.uniform is not None) or atom.uniform != number:
+        return False
+    if not (is_float(atom.aval.dtype) or is_complex(atom.aval.dtype)):
+        return True
+    value, wanted = complex(atom.uniform), complex(number)
+    return bool(np.signbit(value.real) == np.signbit(wanted.real) and np.signbit(value.imag) == np.signbit(wanted.imag))
 
 
 def _is(atom, number) -> bool:

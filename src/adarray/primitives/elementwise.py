@@ -99,6 +99,34 @@ add_p, add = _binary("add", lambda p: linear(p, _add_transpose))
 sub_p, sub = _binary("sub", lambda p: linear(p, _sub_transpose))
 neg_p, neg = _unary("neg", lambda p: linear(p, _neg_transpose))
 
+
+# A symbolic zero operand is skipped, never added or subtracted as a literal 0: x + 0.0 is not x
+# where x is -0.0, so the simplifier may not remove it.
+def _add_jvp(tangents, primals, output):
+    return _add_tangents(*tangents)
+
+
+def _sub_jvp(tangents, primals, output):
+    ta, tb = tangents
+    if isinstance(tb, Zero):
+        return ta
+    return neg(tb) if isinstance(ta, Zero) else sub(ta, tb)
+
+
+def _add_taylor(series, output):
+    from .taylor import add as add_series
+
+    return [add_series(a, b) for a, b in zip(series[0][1:], series[1][1:])]
+
+
+def _sub_taylor(series, output):
+    from .taylor import sub as sub_series
+
+    return [sub_series(a, b) for a, b in zip(series[0][1:], series[1][1:])]
+
+
+add_p.jvp, sub_p.jvp, add_p.taylor, sub_p.taylor = _add_jvp, _sub_jvp, _add_taylor, _sub_taylor
+
 # --- maps with partials from the scalar table ---------------------------------------------------
 
 exp_p, exp = _unary("exp", _partials_rule("exp"))
@@ -170,8 +198,8 @@ integer_pow_p = Primitive("integer_pow", lambda x, *, n: x)
 
 
 def _integer_pow_partials(m, x, out, *, n):
-    if n == 0:
-        return (m.full_like(x, 0.0),)
+    if n == 0:  # x**0 is 1 for every x, NaN and inf included: a symbolic zero derivative
+        return (None,)
     if n == 1:
         return (m.full_like(x, 1.0),)
     return (m.mul(float(n), x if n == 2 else integer_pow(x, n - 1)),)

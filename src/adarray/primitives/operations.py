@@ -7,7 +7,7 @@ Every table that names elementwise operations is built from `OPERATIONS` (one ro
     kernels/lower.py: the adarray.numpy function a call binds, and the function of an operator);
   * the Numba backend (backends/numba/scalar.py: the scalar source of one element, and which
     operations call a transcendental function, which the cost model counts as expensive);
-  * the simplifier (passes/simplify.py: units, absorbing zeros, linear maps of zero).
+  * the simplifier (passes/simplify.py: the exact units).
 
     >>> OPERATIONS[ew.exp_p].source
     'np.exp({0})'
@@ -26,18 +26,17 @@ class Operation:
     (and NumPy) function; symbol: the Python operator that writes it (kernels parse it, generated
     source uses it); source: one element as Python source over the operands {0}, {1} (`np` is
     NumPy; None when a backend must write it itself); transcendental: it calls a libm function;
-    boolean: its result is a truth value (never cast); unit/left_unit/right_unit: x op unit == x;
-    zero: op(0, x) == op(x, 0) == 0 (the simplifier's convention for mul: 0 * inf is 0 there);
-    linear: linear in its operand (op(0) == 0)."""
+    boolean: its result is a truth value (never cast); unit/left_unit/right_unit: x op unit == x
+    for every IEEE x of a real dtype, NaN, inf and the sign of zero included (so the unit of add is
+    -0.0: -0.0 + 0.0 is 0.0)."""
 
     def __init__(self, prim, numpy, *, arity=1, kernel_names=(), symbol=None, source=None, transcendental=False,
-                 boolean=False, unit=None, left_unit=None, right_unit=None, zero=None, linear=False):
+                 boolean=False, unit=None, left_unit=None, right_unit=None):
         self.prim, self.numpy, self.arity = prim, numpy, arity
         self.kernel_names, self.symbol, self.source = tuple(kernel_names), symbol, source
-        self.transcendental, self.boolean, self.linear = transcendental, boolean, linear
+        self.transcendental, self.boolean = transcendental, boolean
         self.left_unit = unit if left_unit is None else left_unit
         self.right_unit = unit if right_unit is None else right_unit
-        self.zero = zero
 
     def __repr__(self):
         return f"Operation({self.prim.name})"
@@ -59,10 +58,10 @@ def _infix(prim, numpy, symbol, **facts):
 
 
 _ROWS = [
-    Operation(ew.neg_p, "negative", symbol="-", source="(-{0})", linear=True),
-    _infix(ew.add_p, "add", "+", unit=0),
-    _infix(ew.sub_p, "subtract", "-", right_unit=0),
-    _infix(ew.mul_p, "multiply", "*", unit=1, zero=0),
+    Operation(ew.neg_p, "negative", symbol="-", source="(-{0})"),
+    _infix(ew.add_p, "add", "+", unit=-0.0),
+    _infix(ew.sub_p, "subtract", "-", right_unit=0.0),
+    _infix(ew.mul_p, "multiply", "*", unit=1),
     _infix(ew.div_p, "divide", "/", right_unit=1),
     _infix(ew.floor_divide_p, "floor_divide", "//"),
     Operation(ew.rem_p, "remainder", arity=2, symbol="%", source="np.remainder({0}, {1})", transcendental=True),
@@ -102,7 +101,7 @@ _ROWS = [
     # NumPy's NaN and tie conventions (backends write them)
     _function(ew.maximum_p, "maximum", "maximum", arity=2, transcendental=False, source=None),
     _function(ew.minimum_p, "minimum", "minimum", arity=2, transcendental=False, source=None),
-    Operation(ew.safe_mul_p, "safe_mul", arity=2, source="({0} * {1} if {0} != 0 else {zero})", unit=1, zero=0),
+    Operation(ew.safe_mul_p, "safe_mul", arity=2, source="({0} * {1} if {0} != 0 else {zero})", unit=1),
     Operation(ew.stop_gradient_p, "stop_gradient", source="{0}"),
     # written by each backend: a choice of branches, a dtype parameter, an exponent parameter
     Operation(ew.select_p, "where", arity=3), Operation(ew.convert_p, "astype"), Operation(ew.integer_pow_p, "power"),

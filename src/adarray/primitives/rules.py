@@ -45,7 +45,7 @@ def add_tangents(a, b):
 
 
 def elementwise(prim, partials, singular: bool = False) -> None:
-    """jvp: sum_i partial_i * t_i; vjp: ct * partial_i. Zeros are skipped.
+    """jvp: sum_i partial_i * t_i; vjp: ct * partial_i. Zeros are skipped (a partial may be None: zero).
 
     With `singular` (partials may be infinite or NaN), the products are `safe_mul`: 0 wherever the
     tangent or cotangent is 0, so masked-out values never turn into NaN. The guard looks at the
@@ -61,13 +61,13 @@ def elementwise(prim, partials, singular: bool = False) -> None:
         parts = partials(m, *primals, output, **params)
         total = Zero(aval_of_value(output))
         for part, tangent in zip(parts, tangents):
-            if not is_zero(tangent):
+            if not is_zero(tangent) and part is not None:
                 total = add_tangents(total, scale(tangent, part))
         return total
 
     def vjp(cotangent, primals, output, needs, **params):
         parts = partials(m, *primals, output, **params)
-        return [scale(cotangent, part) if need else None for part, need in zip(parts, needs)]
+        return [scale(cotangent, part) if need and part is not None else None for part, need in zip(parts, needs)]
 
     prim.jvp, prim.vjp = jvp, vjp
     from .taylor import FROM_JVP

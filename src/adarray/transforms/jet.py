@@ -19,7 +19,7 @@ primitive's own output).
 from __future__ import annotations
 
 from ..core.errors import UnsupportedError
-from ..core.ir import Program, params_key, walk
+from ..core.ir import Literal, Program, params_key, walk
 from ..core.primitive import Marker, Zero, is_zero
 from ..core.types import is_float
 from ..passes import simplify
@@ -108,8 +108,16 @@ def from_jvp(prim, series, outputs, params):
     # Symbolic zeros of a primal (order-0) tangent coefficient are materialised: a program input is a value.
     inner = [[instantiate(c) if i == 0 else c for i, c in enumerate(s)] for s in inner]
     derivative = propagate(program, inner, order - 1)
+    # A tangent the jvp program gives as a constant 0 (a symbolic zero it had to materialise) is 0 at
+    # every order: kept symbolic, never multiplied in.
+    derivative = [[Zero(atom.aval)] * order if _is_zero_literal(atom) else d
+                  for d, atom in zip(derivative, program.outputs)]
     result = [[_scale(d[k - 1], 1.0 / k) for k in range(1, order + 1)] for d in derivative]
     return result if prim.multiple_results else result[0]
+
+
+def _is_zero_literal(atom) -> bool:
+    return isinstance(atom, Literal) and atom.uniform is not None and atom.uniform == 0
 
 
 def _scale(value, factor):
