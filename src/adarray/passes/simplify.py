@@ -50,6 +50,7 @@ class _Simplifier:
         self.replaced: dict[int, object] = {}
         self.seen: dict[tuple, tuple] = {}
         self.negated: dict[int, object] = {}  # id(b) -> a for every kept `b = neg a`
+        self.inverted: dict[int, object] = {}  # id(b) -> a for every kept `b = logical_not a`
         self.scaled: dict[int, tuple] = {}  # id(b) -> (a, c) for every kept `b = mul a c`, c a constant
         self.eqns: list[Eqn] = []
         # The tables above are keyed by id(): a Var created here (rescale, negate) whose equation CSE
@@ -80,6 +81,8 @@ class _Simplifier:
         self.seen[key] = eqn.outputs
         if eqn.prim is ew.neg_p:
             self.negated[id(eqn.outputs[0])] = eqn.inputs[0]
+        if eqn.prim is ew.logical_not_p:
+            self.inverted[id(eqn.outputs[0])] = eqn.inputs[0]
         if eqn.prim is ew.mul_p:
             base, factor = _split_constant(*eqn.inputs)
             if base is not None:
@@ -145,6 +148,11 @@ class _Simplifier:
                 return [a]
             if isinstance(pred, Literal) and pred.uniform is not None:
                 return [a if pred.uniform else b]
+            if isinstance(pred, Var) and id(pred) in self.inverted:  # select(not p, a, b) -> select(p, b, a)
+                out_var = Var(out.aval)
+                self.created.append(out_var)
+                self.keep(Eqn(ew.select_p, (self.inverted[id(pred)], b, a), {}, (out_var,)))
+                return [self.subst(out_var)]
         sums = prim in (reduce.reduce_p, scan.scan_p) and eqn.params["op"] == "add"
         if (prim in _MOVES_FIRST or sums) and _is_exactly(inputs[0], 0.0):
             # +0.0 moved, padded with +0.0 or summed is +0.0 (not -0.0: an empty sum of it is +0.0)

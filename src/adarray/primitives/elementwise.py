@@ -12,7 +12,7 @@ import numpy as np
 from ..core.errors import ShapeError
 from ..core.primitive import REGISTRY, Primitive, Zero
 from ..core.types import is_complex, is_float
-from .rules import aval_of_value, batch_elementwise, elementwise, linear, nondifferentiable, zero_derivative
+from .rules import aval_of_value, batch_elementwise, elementwise, linear, masked, nondifferentiable, zero_derivative
 from .scalar import COMPLEX_OPERANDS, PARTIALS, SINGULAR
 
 # Sampling domains for the generated rule tests: name -> (low, high).
@@ -185,8 +185,8 @@ def _safe_mul_jvp(tangents, primals, output):
 
 
 def _safe_mul_vjp(cotangent, primals, output, needs):
-    x, y = primals
-    return [safe_mul(cotangent, y) if needs[0] else None, safe_mul(cotangent, x) if needs[1] else None]
+    x, y = primals  # reverse products are IEEE (see rules.elementwise)
+    return [mul(cotangent, y) if needs[0] else None, mul(cotangent, x) if needs[1] else None]
 
 
 safe_mul_p, safe_mul = _binary("safe_mul", lambda p: None, floats_only=True)
@@ -269,12 +269,13 @@ def _select_jvp(tangents, primals, output, **params):
 
 
 def _select_vjp(cotangent, primals, output, needs):
+    """The cotangent of the branch not taken is zero by structure: masked (rules.Masked), so the
+    partials of that branch's operations never multiply it (no 0 * inf = NaN from the untaken branch)."""
     pred = primals[0]
-    zero = zeros_like(cotangent)
     return [
         None,
-        select(pred, cotangent, zero) if needs[1] else None,
-        select(pred, zero, cotangent) if needs[2] else None,
+        masked(pred, cotangent) if needs[1] else None,
+        masked(logical_not(pred), cotangent) if needs[2] else None,
     ]
 
 

@@ -9,6 +9,10 @@ follow from y' = d(x, y) x' with d the partial derivative:
     exp     y_k = (1/k) sum_j j x_j y_(k-j)
     log     y_k = (x_k - (1/k) sum_{j<k} j y_j x_(k-j)) / x_0
     sqrt    y_k = (x_k - sum_{0<j<k} y_j y_(k-j)) / (2 y_0)
+The maps with a singular derivative (sqrt, log, div, pow) multiply by 1 / x_0 and by their outputs
+through `guarded` products: where the direction does not move an input (all its coefficients 0), the
+output's coefficients are exactly 0, as forward mode's tangent-guarded products give, even where
+1 / x_0 is infinite (sqrt(x * x) at x = 0 along a direction that leaves that element alone).
     sin/cos s_k = (1/k) sum_j j x_j c_(k-j),  c_k = -(1/k) sum_j j x_j s_(k-j)   (sinh/cosh: + sign)
     tanh, logistic, tan: y' = d(y) x' with d = 1 - y^2, y - y^2, 1 + y^2 (computed online)
     pow     a^b = exp(b log a); a constant b: k a_0 y_k = sum_j (b j - (k - j)) a_j y_(k-j)
@@ -28,6 +32,7 @@ from .rules import aval_of_value, instantiate
 from .taylor import (
     cauchy,
     exp_series,
+    guarded,
     higher,
     integrate,
     integrate_online,
@@ -79,10 +84,10 @@ def _scaled_log(factor):
 def _sqrt_taylor(series, output):
     x = series[0]
     y = [output]
-    twice = ew.mul(output, 2.0)
+    half_reciprocal = ew.div(0.5, output)  # 1 / (2 y_0), infinite at 0: the products with it are guarded
     for k in range(1, len(x)):
         rest = sub(x[k], cauchy(y + [Zero(aval_of_value(output))], y + [Zero(aval_of_value(output))], k, start=1))
-        y.append(rest if is_zero(rest) else ew.div(rest, twice))
+        y.append(guarded(rest, half_reciprocal))
     return higher(y)
 
 
@@ -172,11 +177,7 @@ def _safe_product(a, b):
 
 def _div_taylor(series, output):
     a, b = series
-    q = [output]
-    for k in range(1, len(a)):
-        rest = sub(a[k], total([mul(b[j], q[k - j]) for j in range(1, k + 1)], aval_of_value(output)))
-        q.append(rest if is_zero(rest) else ew.div(rest, b[0]))
-    return higher(q)
+    return higher(series_reciprocal_times(a, b, q0=output))
 
 
 def _pow_taylor(series, output):
@@ -185,15 +186,16 @@ def _pow_taylor(series, output):
         logarithm = log_series(a, ew.log(a[0]))
         return higher(exp_series(series_mul(b, logarithm), output))
     y = [output]
+    reciprocal = ew.div(1.0, a[0])  # infinite at a_0 = 0: the products with it are guarded
     for k in range(1, len(a)):
         terms = []
         for j in range(1, k + 1):
             if is_zero(a[j]) or is_zero(y[k - j]):
                 continue
             weight = ew.sub(ew.mul(b[0], float(j)), float(k - j))
-            terms.append(ew.mul(weight, ew.mul(a[j], y[k - j])))
+            terms.append(ew.mul(weight, guarded(a[j], y[k - j])))
         rest = total(terms, aval_of_value(output))
-        y.append(rest if is_zero(rest) else ew.div(rest, ew.mul(a[0], float(k))))
+        y.append(guarded(rest, scale(reciprocal, 1.0 / k)))
     return higher(y)
 
 

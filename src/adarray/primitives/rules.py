@@ -27,47 +27,92 @@ def zeros(aval: Aval):
 
 
 def instantiate(value, aval: Aval | None = None):
-    """Turn a symbolic zero into a (zero-strided) array; pass anything else through."""
+    """Turn a symbolic zero into a (zero-strided) array, a masked cotangent into its select; pass
+    anything else through."""
     if is_zero(value):
         return zeros(value.aval if aval is None else aval)
+    if isinstance(value, Masked):
+        return value.materialize()
     return value
 
 
 def add_tangents(a, b):
-    """Sum of two tangents or cotangents, skipping symbolic zeros."""
+    """Sum of two tangents or cotangents, skipping symbolic zeros (masked cotangents of one mask stay
+    masked)."""
     if is_zero(a):
         return b
     if is_zero(b):
         return a
     from .elementwise import add
 
-    return add(a, b)
+    if isinstance(a, Masked) and isinstance(b, Masked) and a.keep is b.keep:
+        return Masked(a.keep, add(a.value, b.value))
+    return add(instantiate(a), instantiate(b))
+
+
+class Masked:
+    """A cotangent that the program's structure proves zero where `keep` is False: the branch a select
+    (where) does not take, the slots a scatter overwrites, the elements a max does not pick. Reverse
+    mode only (transforms/vjp.py): the rule of an elementwise primitive is applied to `value` and its
+    results keep the mask, so the mask sinks through the product with the partial derivative,
+    select(c, g, 0) * p -> select(c, g * p, 0), and an infinite or NaN partial in the untaken branch
+    never meets the zero. Everywhere else (other primitives, the inputs' cotangents) it becomes
+    select(keep, value, 0). Only derivative rules make one, so a user's `where(c, g, 0) * p` keeps
+    NumPy's value (NaN where p is inf). A zero cotangent that is merely computed follows IEEE: 0 * inf
+    is NaN.
+    """
+
+    __slots__ = ("keep", "value")
+
+    def __init__(self, keep, value):
+        self.keep, self.value = keep, value
+
+    @property
+    def aval(self) -> Aval:
+        return aval_of_value(self.value)
+
+    def materialize(self):
+        from .elementwise import select
+
+        aval = aval_of_value(self.value)
+        return select(self.keep, self.value, zeros(aval))
+
+
+def masked(keep, cotangent):
+    """`cotangent` zero where `keep` is False, by structure (None and symbolic zeros pass through)."""
+    if cotangent is None or is_zero(cotangent):
+        return cotangent
+    if isinstance(cotangent, Masked):
+        from .elementwise import logical_and
+
+        return Masked(logical_and(keep, cotangent.keep), cotangent.value)
+    return Masked(keep, cotangent)
 
 
 def elementwise(prim, partials, singular: bool = False) -> None:
     """jvp: sum_i partial_i * t_i; vjp: ct * partial_i. Zeros are skipped (a partial may be None: zero).
 
-    With `singular` (partials may be infinite or NaN), the products are `safe_mul`: 0 wherever the
-    tangent or cotangent is 0, so masked-out values never turn into NaN. The guard looks at the
-    tangent alone, inside one primitive with its own derivative rules, so a partial or a tangent
-    that merely vanishes at a point keeps its derivative there (forward over forward stays right).
+    With `singular` (partials may be infinite or NaN), the forward products are `safe_mul`: 0
+    wherever the tangent is 0, since a direction that does not move an input does not move the
+    output (forward and Taylor mode agree on it). The guard looks at the tangent alone, inside one
+    primitive with its own derivative rules, so a partial or a tangent that merely vanishes at a
+    point keeps its derivative there (forward over forward stays right). Reverse products are plain
+    IEEE products, 0 * inf = NaN: a cotangent that is zero by structure (the branch a select does
+    not take) is a `Masked` cotangent, whose mask the transformation sinks through this product.
     """
     from . import elementwise as m
-
-    def scale(factor, part):
-        return m.safe_mul(factor, part) if singular else m.mul(factor, part)
 
     def jvp(tangents, primals, output, **params):
         parts = partials(m, *primals, output, **params)
         total = Zero(aval_of_value(output))
         for part, tangent in zip(parts, tangents):
             if not is_zero(tangent) and part is not None:
-                total = add_tangents(total, scale(tangent, part))
+                total = add_tangents(total, m.safe_mul(tangent, part) if singular else m.mul(tangent, part))
         return total
 
     def vjp(cotangent, primals, output, needs, **params):
         parts = partials(m, *primals, output, **params)
-        return [scale(cotangent, part) if need and part is not None else None for part, need in zip(parts, needs)]
+        return [m.mul(cotangent, part) if need and part is not None else None for part, need in zip(parts, needs)]
 
     prim.jvp, prim.vjp = jvp, vjp
     from .taylor import FROM_JVP

@@ -116,6 +116,19 @@ def mul(a, b):
     return _ew().mul(a, b)
 
 
+def guarded(a, b):
+    """a * b, but exactly 0 wherever a is 0, even where b is infinite or NaN: `a` is built from the
+    coefficients of an input's series, zero where the direction does not move that input, and what an
+    unmoved input feeds does not move either (forward mode's tangent-guarded product, safe_mul).
+    The rules of singular maps (sqrt, log, div, pow, ...) multiply by their singular factors (1 / x_0,
+    a pole's output) only through it."""
+    if is_zero(a):
+        return a
+    if is_zero(b):
+        return b
+    return _ew().safe_mul(a, b)
+
+
 def scale(a, factor: float):
     if is_zero(a) or factor == 1:
         return a
@@ -143,13 +156,15 @@ def series_mul(a, b, product=mul):
     return [cauchy(a, b, k, product=product) for k in range(len(a))]
 
 
-def series_reciprocal_times(a, b):
-    """q = a / b: q_k = (a_k - sum_{j=1}^k b_j q_(k-j)) / b_0."""
+def series_reciprocal_times(a, b, q0=None):
+    """q = a / b: q_k = (a_k - sum_{j=1}^k b_j q_(k-j)) / b_0 (guarded: 0 where neither a nor b moves,
+    also where b_0 = 0). `q0` is a_0 / b_0 if already known."""
     ew = _ew()
-    q = [ew.div(instantiate(a[0]), b[0])]
+    q = [ew.div(instantiate(a[0]), b[0]) if q0 is None else q0]
+    reciprocal = ew.div(1.0, b[0]) if len(a) > 1 else None
     for k in range(1, len(a)):
-        rest = sub(a[k], total([mul(b[j], q[k - j]) for j in range(1, k + 1)], aval_of_value(b[0])))
-        q.append(rest if is_zero(rest) else ew.div(rest, b[0]))
+        rest = sub(a[k], total([guarded(b[j], q[k - j]) for j in range(1, k + 1)], aval_of_value(b[0])))
+        q.append(guarded(rest, reciprocal))
     return q
 
 
@@ -183,13 +198,15 @@ def exp_series(u, y0):
 
 
 def log_series(u, y0):
-    """log(u(t)) with log(u_0) = y0: y_k = (u_k - (1/k) sum_{j=1}^{k-1} j y_j u_(k-j)) / u_0."""
+    """log(u(t)) with log(u_0) = y0: y_k = (u_k - (1/k) sum_{j=1}^{k-1} j y_j u_(k-j)) / u_0 (guarded: 0
+    where u does not move, also where u_0 = 0)."""
     ew = _ew()
     aval = aval_of_value(y0)
     y = [y0]
+    reciprocal = ew.div(1.0, u[0]) if len(u) > 1 else None
     for k in range(1, len(u)):
         rest = sub(u[k], scale(total([scale(mul(y[j], u[k - j]), j) for j in range(1, k)], aval), 1.0 / k))
-        y.append(rest if is_zero(rest) else ew.div(rest, u[0]))
+        y.append(guarded(rest, reciprocal))
     return y
 
 

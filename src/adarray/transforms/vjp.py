@@ -7,6 +7,12 @@ own residuals, e.g. its tape, in one go), then a backward sweep visits the
 equations in reverse and calls each primitive's vjp rule, accumulating
 cotangents. Equations that do not depend on a differentiated input, or whose
 output cotangents are all symbolic zeros, are skipped.
+
+Structural zeros (primitives/rules.py): a cotangent that the program's structure proves zero in
+places, such as the branch a select does not take, is `Masked`; through an elementwise equation the
+mask stays on its input cotangents (the rule multiplies the unmasked value by the partials, and the
+untaken branch's infinite partials are masked out afterwards), anywhere else it is materialised as a
+select. Products with partial derivatives are IEEE otherwise: 0 * inf = NaN.
 """
 from __future__ import annotations
 
@@ -15,7 +21,7 @@ from ..core.ir import Program, walk
 from ..core.primitive import Marker, Zero, is_zero
 from ..core.types import is_float
 from ..passes.guards import guard_square_roots
-from ..primitives.rules import add_tangents, instantiate
+from ..primitives.rules import Masked, add_tangents, aval_of_value, instantiate, masked
 from ..tracing import trace_program
 
 
@@ -80,8 +86,15 @@ def backpropagate(program: Program, primals, wrt, output_cotangents):
         rule = eqn.prim.rule("vjp")
         if isinstance(rule, Marker):
             continue
+        mask = None
+        if eqn.prim.elementwise and not eqn.prim.multiple_results and isinstance(cts[0], Masked):
+            mask, cts = cts[0].keep, [cts[0].value]  # the mask sinks through the elementwise rule
+        else:
+            cts = [instantiate(c) if isinstance(c, Masked) else c for c in cts]
         extra = {} if residuals is None else {"residuals": residuals}
         results = rule(cts if eqn.prim.multiple_results else cts[0], ins, outs, needs, **extra, **eqn.params)
+        if mask is not None:
+            results = [_masked_like(mask, ct, atom.aval) for ct, atom in zip(results, eqn.inputs)]
         for atom, need, ct in zip(eqn.inputs, needs, results):
             if need and ct is not None and not is_zero(ct):
                 cotangent_env[id(atom)] = add_tangents(cotangent_env.get(id(atom), Zero(atom.aval)), ct)
@@ -91,3 +104,11 @@ def backpropagate(program: Program, primals, wrt, output_cotangents):
         for var, flag in zip(program.inputs, wrt) if flag
     ]
     return [value for value, _ in outputs], input_cotangents
+
+
+def _masked_like(keep, cotangent, aval):
+    """The cotangent of an input of an elementwise equation whose output cotangent was masked: masked
+    too where it has the output's shape (every float operand of an elementwise primitive does)."""
+    if cotangent is None or is_zero(cotangent) or aval.shape != aval_of_value(keep).shape:
+        return cotangent
+    return masked(keep, cotangent)
