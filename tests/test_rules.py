@@ -16,9 +16,11 @@ from adarray.backends.numpy import IMPLS, compile_program
 from adarray.core.primitive import REGISTRY, Marker
 from adarray.core.types import Aval, is_float
 from adarray.passes import simplify
+from adarray.primitives import elementwise as ew
 from adarray.testing import check_jvp, check_passes, check_second_order, check_vjp, check_vmap
 from adarray.testing.oracles import random_normal
 from adarray.testing.registry import ZERO_BY_DEFINITION, primitive_program, registry_cases, seed
+from adarray.tracing import trace_program
 from adarray.transforms.jvp import jvp_program
 from adarray.transforms.vjp import vjp_program
 
@@ -136,3 +138,46 @@ def test_linear_primitives_have_transpose_rules():
     for name, prim in sorted(REGISTRY.items()):
         if prim.transpose is not None:
             assert callable(prim.transpose), f"{name}.transpose is not callable"
+
+
+# --- singular points: forward and reverse mode agree ------------------------------------------------
+
+
+def _singular_cases():
+    from adarray.primitives.scalar import SINGULAR_POINTS
+
+    cases = []
+    for name, points in sorted(SINGULAR_POINTS.items()):
+        if name not in REGISTRY:
+            continue
+        for index, (operands, params) in enumerate(points):
+            cases.append(pytest.param(name, operands, params, id=f"{name}-{index}"))
+    return cases
+
+
+@pytest.mark.parametrize("weighted", [False, True], ids=["alone", "weighted"])
+@pytest.mark.parametrize("name, operands, params", _singular_cases())
+def test_jvp_equals_grad_times_direction_at_singular_points(name, operands, params, weighted):
+    """At a pole, branch point or domain edge, J v (forward mode, along a direction with no zero
+    component) equals (J^T 1) . v (reverse mode), or both are NaN: the two modes never disagree.
+    `weighted`: the output times a weight that is 0 at the singular point, so the cotangent reaching the
+    primitive is a computed zero (IEEE: 0 * inf = NaN in both modes, never a silent 0 in one of them)."""
+    prim = REGISTRY[name]
+    rng = np.random.default_rng(seed(name, "singular", repr(operands), repr(params)))
+    args = [np.array([value, value + 0.5]) for value in operands]  # the singular point, and a regular one
+    weight = np.array([0.0, 1.0])
+    avals = [Aval((2,), np.float64)] * (len(args) + 1)
+
+    def fn(*xs):
+        out = prim.bind(*xs[:-1], **params)
+        return ew.mul(out, xs[-1]) if weighted else out
+
+    program, _, _ = trace_program(fn, avals, name)
+    wrt = [True] * len(args) + [False]
+    directions = [rng.uniform(0.5, 1.5, 2) * rng.choice([-1.0, 1.0], 2) for _ in args]
+    with np.errstate(all="ignore"):
+        forward = compile_program(simplify(jvp_program(program, wrt)))(*args, weight, *directions)[-1]
+        cotangents = compile_program(simplify(vjp_program(program, wrt)))(*args, weight, np.ones(2))[1:]
+        reverse = sum(c * v for c, v in zip(cotangents, directions))
+    agree = np.isclose(forward, reverse, rtol=1e-12, atol=0.0, equal_nan=True)
+    assert agree.all(), f"{name}{operands} {params}: jvp {forward} but grad . v {reverse}"

@@ -30,7 +30,6 @@ from ..core.primitive import Marker, Zero, is_zero
 from ..core.types import is_float
 from ..passes import simplify
 from ..primitives import elementwise as ew
-from ..primitives.scalar import SINGULAR
 from ..tracing import Tracer, eval_program, trace_program
 from ..transforms.jvp import jvp_program
 
@@ -246,21 +245,11 @@ def partials_program(program: Program, wrt):
 
 # --- the fused vjp: partials contracted with the cotangent inside the pass ------------------------
 
-def has_singular(program: Program) -> bool:
-    """Does the program (or a nested one) use an operation whose partial may be infinite or NaN?"""
-    for eqn in program.eqns:
-        if eqn.prim.name in SINGULAR:
-            return True
-        for value in eqn.params.values():
-            nested = value if isinstance(value, tuple) else (value,)
-            if any(isinstance(p, Program) and has_singular(p) for p in nested):
-                return True
-    return False
-
-
-def scale(cotangent, partial, singular: bool):
-    """u * p, or exactly 0 where u == 0 if the partial may be infinite (a masked-out value)."""
-    return ew.safe_mul(cotangent, partial) if singular else ew.mul(cotangent, partial)
+def scale(cotangent, partial):
+    """u * p: a reverse product, IEEE (0 * inf = NaN) whether or not the partial may be infinite, as
+    in reverse mode over array operations (primitives/rules.py); a cotangent the structure proves
+    zero (the branch of a select) reaches a kernel masked, and the mask sinks through it."""
+    return ew.mul(cotangent, partial)
 
 
 def cotangent_program(program: Program, needed, seeded, with_values: bool = True):
@@ -271,7 +260,6 @@ def cotangent_program(program: Program, needed, seeded, with_values: bool = True
 
     def build():
         partials, pairs = partials_program(program, needed)
-        singular = has_singular(program)
         n_in, n_out = len(program.inputs), len(program.outputs)
         used = sorted({j for o, j in pairs if seeded[o]})
         seeded_avals = [a for a, s in zip(program.out_avals, seeded) if s]
@@ -282,7 +270,7 @@ def cotangent_program(program: Program, needed, seeded, with_values: bool = True
             totals = {}
             for (o, j), partial in zip(pairs, values[n_out:]):
                 if o in cotangents:
-                    term = scale(cotangents[o], partial, singular)
+                    term = scale(cotangents[o], partial)
                     totals[j] = term if j not in totals else ew.add(totals[j], term)
             return (list(values[:n_out]) if with_values else []) + [totals[j] for j in used]
 

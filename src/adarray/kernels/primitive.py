@@ -29,13 +29,13 @@ from ..core.types import Aval, is_float
 from ..passes import prune_nested
 from ..primitives import elementwise as ew
 from ..primitives.reduce import reduce_sum
-from ..primitives.rules import aval_of_value, instantiate
+from ..primitives.rules import POINTWISE_VJP, aval_of_value, instantiate
 from ..primitives.structural import broadcast_to, reshape
 from ..tracing import Tracer, current_trace, eval_program
 from ..transforms.vjp import vjp_program
 from ..transforms.vmap import vmap_program
 from . import execution
-from .derivative import cotangent_program, float_flags, has_singular, partials_program, scale, tangent_program
+from .derivative import cotangent_program, float_flags, partials_program, scale, tangent_program
 
 # Above this many partials per element, reverse mode over the kernel's operations is faster than
 # mixed mode. Arity crossover measured by `adarray bench mixed --section arity` (2^18 elements,
@@ -147,11 +147,10 @@ def _stored(cotangents, seeded, primals, needed, kernel, name, residuals):
         partials = dict(zip(pairs, outs[len(kernel.outputs):]))
     else:
         partials = residuals.partials
-    singular = has_singular(kernel)
     totals = {}
     for (o, j), partial in partials.items():
         if needed[j] and seeded[o]:
-            term = scale(cotangents[o], partial, singular)
+            term = scale(cotangents[o], partial)
             totals[j] = term if j not in totals else ew.add(totals[j], term)
     return totals
 
@@ -264,6 +263,7 @@ def _kernel_batch(args, batched, size, *, kernel, name):
 
 
 kernel_p.jvp, kernel_p.vjp, kernel_p.batch = _kernel_jvp, _kernel_vjp, _kernel_batch
+POINTWISE_VJP.add(kernel_p)  # a kernel's vjp is pointwise where its operands are not broadcast
 kernel_p.forward_with_residuals = _kernel_forward
 kernel_p.prune = lambda eqn, used: prune_nested(eqn, used, "kernel")  # unused outputs leave the kernel
 

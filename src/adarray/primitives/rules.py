@@ -78,6 +78,11 @@ class Masked:
         return select(self.keep, self.value, zeros(aval))
 
 
+# Non-elementwise primitives whose vjp is pointwise when every operand has the output's shape (a scalar
+# kernel applied elementwise): a masked cotangent sinks through them as through an elementwise rule.
+POINTWISE_VJP: set = set()
+
+
 def masked(keep, cotangent):
     """`cotangent` zero where `keep` is False, by structure (None and symbolic zeros pass through)."""
     if cotangent is None or is_zero(cotangent):

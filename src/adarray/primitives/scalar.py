@@ -212,6 +212,29 @@ PARTIALS.update({
 })
 SINGULAR += ("arccosh", "arctanh", "log2", "log10", "hypot")
 
+# --- singular points: where a partial is infinite, NaN or undefined ---------------------------------------
+# name -> [(operands, params)]: poles, branch points and domain edges of the elementwise primitives (of this
+# table and of arithmetic.py and special.py). The generated rule tests (tests/test_rules.py) check there that
+# jvp along a direction with no zero component equals grad times that direction, or both are NaN.
+_HALF_PI = math.pi / 2.0
+SINGULAR_POINTS = {
+    "sqrt": [((0.0,), {})], "log": [((0.0,), {})], "log2": [((0.0,), {})], "log10": [((0.0,), {})],
+    "log1p": [((-1.0,), {})], "tan": [((_HALF_PI,), {}), ((-_HALF_PI,), {})],
+    "arcsin": [((1.0,), {}), ((-1.0,), {})], "arccos": [((1.0,), {}), ((-1.0,), {})],
+    "arctanh": [((1.0,), {}), ((-1.0,), {})], "arccosh": [((1.0,), {})], "cbrt": [((0.0,), {})],
+    "abs": [((0.0,), {})], "sign": [((0.0,), {})], "sinc": [((0.0,), {})], "i1e": [((0.0,), {})],
+    "div": [((1.0, 0.0), {}), ((0.0, 0.0), {}), ((-2.0, 0.0), {})],
+    "pow": [((0.0, 0.5), {}), ((0.0, 2.0), {}), ((0.0, 0.0), {}), ((0.0, -1.0), {}), ((0.0, 1.0), {})],
+    "integer_pow": [((0.0,), {"n": -1}), ((0.0,), {"n": -2}), ((0.0,), {"n": 0}), ((0.0,), {"n": 3})],
+    "arctan2": [((0.0, 0.0), {})], "hypot": [((0.0, 0.0), {})], "rem": [((1.0, 0.0), {})],
+    "fmod": [((1.0, 0.0), {})], "maximum": [((1.0, 1.0), {})], "minimum": [((1.0, 1.0), {})],
+    "gammaln": [((0.0,), {}), ((-1.0,), {})], "digamma": [((0.0,), {}), ((-2.0,), {})],
+    "polygamma": [((0.0,), {"order": 1})], "erfinv": [((1.0,), {}), ((-1.0,), {})],
+    "ndtri": [((0.0,), {}), ((1.0,), {})], "xlogy": [((0.0, 0.0), {}), ((1.0, 0.0), {})],
+    "xlog1py": [((0.0, -1.0), {}), ((1.0, -1.0), {})], "betaln": [((0.0, 1.0), {})],
+    "gammainc": [((1.0, 0.0), {})], "gammaincc": [((1.0, 0.0), {})],
+}
+
 # --- complex operands (primitives/complex.py) ------------------------------------------------------
 # The maps whose partials above are also their complex derivative f'(z): they are holomorphic (on
 # the principal branch, where they have a cut), so the same rules serve complex operands under JAX's

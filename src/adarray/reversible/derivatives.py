@@ -5,6 +5,8 @@ tangent_program(P): forward mode. Every float variable v gets a tangent v' (a fr
     swaps, negations and scalings act on the tangents too, calls call the callee's tangent function. Each
     derived statement is an accumulation that does not read its target, so the tangent program is itself
     reversible and can be inverted, differentiated and run backwards like any other.
+Forward products with singular partials are guarded (safe_mul: a zero tangent gives 0), reverse products
+are IEEE except through the branch a select does not take (_Masked), as for array programs.
 adjoint_program(P): reverse mode by reverse computing (NiLang's paper, section 3): the entry
     `grad(x, seeds)` runs P forward, then walks its statements backwards, running each one's inverse and
     propagating cotangents v^ through it: for `y += e` it runs `y -= e`, then `x_j^ += y^ * de/dx_j`. Nothing
@@ -61,6 +63,9 @@ class Symbolic:
     def mul(a, b):
         if _number(a) and _number(b):
             return a * b
+        for mask, other in ((a, b), (b, a)):
+            if isinstance(mask, _Masked):  # select(c, g, 0) * p -> select(c, g * p, 0): the mask sinks
+                return mask.around(Symbolic.mul(mask.value, other))
         for one, other in ((a, b), (b, a)):
             if _number(one) and one == 1:
                 return other
@@ -80,6 +85,8 @@ class Symbolic:
     def neg(a):
         if _number(a):
             return -a
+        if isinstance(a, _Masked):
+            return a.around(Symbolic.neg(a.value))
         if isinstance(a, tuple) and a[0] == "neg":
             return a[1]
         return ("neg", a)
@@ -125,6 +132,32 @@ class Symbolic:
 
 
 SYMBOLIC = Symbolic()
+
+
+class _Masked(tuple):
+    """("select", c, g, 0.0) or ("select", c, 0.0, g), made by the reverse sweep of a select: a cotangent g
+    zero by structure in the branch c does not give it. It is an ordinary select to everything else;
+    Symbolic.mul and neg sink it through the products with partial derivatives, so the untaken branch's
+    infinite partials never meet the zero (a select in the user's own expression is a plain tuple, and
+    keeps its IEEE products)."""
+
+    @property
+    def value(self):
+        return self[2] if self.taken else self[3]
+
+    @property
+    def taken(self) -> bool:
+        return not (_number(self[2]) and self[2] == 0)
+
+    def around(self, value):
+        return _masked(self[1], value, self.taken)
+
+
+def _masked(condition, seed, taken: bool = True):
+    """`seed` where `condition` is True (taken) or False (not taken), zero by structure elsewhere."""
+    if _number(seed) and seed == 0:
+        return 0.0
+    return _Masked(("select", condition, seed, 0.0) if taken else ("select", condition, 0.0, seed))
 
 
 def _polynomial(expr) -> bool:
@@ -187,19 +220,22 @@ def partial_terms(expr, seed, types, forward):
         return partial_terms(operands[0], m.neg(seed), types, False)
     if op == "sum":
         return partial_terms(operands[0], seed, types, False)
+    # Reverse products are IEEE (0 * inf = NaN), as in reverse mode over arrays; only the untaken branch of
+    # a select is zero by structure (_Masked).
     if op == "select":
-        return (partial_terms(operands[1], m.select(operands[0], seed, 0.0), types, False)
-                + partial_terms(operands[2], m.select(operands[0], 0.0, seed), types, False))
+        if isinstance(operands[0], bool):
+            return partial_terms(operands[1] if operands[0] else operands[2], seed, types, False)
+        return (partial_terms(operands[1], _masked(operands[0], seed), types, False)
+                + partial_terms(operands[2], _masked(operands[0], seed, taken=False), types, False))
     if op == "safe_mul":
-        return (partial_terms(operands[0], m.safe_mul(seed, operands[1]), types, False)
-                + partial_terms(operands[1], m.safe_mul(seed, operands[0]), types, False))
+        return (partial_terms(operands[0], m.mul(seed, operands[1]), types, False)
+                + partial_terms(operands[1], m.mul(seed, operands[0]), types, False))
     parts = PARTIALS[_PARTIAL_NAMES.get(op, op)](m, *operands, expr)
-    guard = _PARTIAL_NAMES.get(op, op) in SINGULAR and not _polynomial(expr)
     terms = []
     for operand, part in zip(operands, parts):
         if _is_constant(operand):
             continue
-        terms += partial_terms(operand, m.safe_mul(seed, part) if guard else m.mul(seed, part), types, False)
+        terms += partial_terms(operand, m.mul(seed, part), types, False)
     return terms
 
 

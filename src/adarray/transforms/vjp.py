@@ -21,7 +21,7 @@ from ..core.ir import Program, walk
 from ..core.primitive import Marker, Zero, is_zero
 from ..core.types import is_float
 from ..passes.guards import guard_square_roots
-from ..primitives.rules import Masked, add_tangents, aval_of_value, instantiate, masked
+from ..primitives.rules import POINTWISE_VJP, Masked, add_tangents, instantiate, masked
 from ..tracing import trace_program
 
 
@@ -86,9 +86,9 @@ def backpropagate(program: Program, primals, wrt, output_cotangents):
         rule = eqn.prim.rule("vjp")
         if isinstance(rule, Marker):
             continue
-        mask = None
-        if eqn.prim.elementwise and not eqn.prim.multiple_results and isinstance(cts[0], Masked):
-            mask, cts = cts[0].keep, [cts[0].value]  # the mask sinks through the elementwise rule
+        mask = _sinking_mask(eqn, cts)
+        if mask is not None:  # the mask sinks through the pointwise rule
+            cts = [c.value if isinstance(c, Masked) else c for c in cts]
         else:
             cts = [instantiate(c) if isinstance(c, Masked) else c for c in cts]
         extra = {} if residuals is None else {"residuals": residuals}
@@ -106,9 +106,22 @@ def backpropagate(program: Program, primals, wrt, output_cotangents):
     return [value for value, _ in outputs], input_cotangents
 
 
+def _sinking_mask(eqn, cotangents):
+    """The mask of the equation's output cotangents if it can sink through the vjp rule, else None: every
+    nonzero output cotangent is Masked by the same mask, and the rule is pointwise (an elementwise
+    primitive, or one registered in POINTWISE_VJP, with every operand and output of one shape), so each
+    input cotangent element depends only on the same output cotangent elements."""
+    masks = {id(c.keep): c.keep for c in cotangents if isinstance(c, Masked)}
+    if len(masks) != 1 or any(not is_zero(c) and not isinstance(c, Masked) for c in cotangents):
+        return None
+    if not (eqn.prim.elementwise or eqn.prim in POINTWISE_VJP):
+        return None
+    shapes = {a.aval.shape for a in eqn.inputs} | {v.aval.shape for v in eqn.outputs}
+    return next(iter(masks.values())) if len(shapes) == 1 else None
+
+
 def _masked_like(keep, cotangent, aval):
-    """The cotangent of an input of an elementwise equation whose output cotangent was masked: masked
-    too where it has the output's shape (every float operand of an elementwise primitive does)."""
-    if cotangent is None or is_zero(cotangent) or aval.shape != aval_of_value(keep).shape:
+    """An input cotangent of an equation whose output cotangents were masked: masked too."""
+    if cotangent is None or is_zero(cotangent):
         return cotangent
     return masked(keep, cotangent)
