@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from ...primitives import elementwise as ew
 from .registry import LOWERINGS, lowering
@@ -25,6 +26,36 @@ FUNCTIONS = {
 }
 for _primitive, _function in FUNCTIONS.items():
     LOWERINGS[_primitive] = (lambda function: lambda *args: function(*args))(_function)
+
+
+# XLA's algebraic simplifier folds x + 0.0 and x - (-0.0) to x, which keeps -0.0 where IEEE (and NumPy)
+# give -0.0 + 0.0 = 0.0. With such a constant operand (the lowerings see constants as NumPy arrays) the sum
+# is written as what it computes.
+def _plus_positive_zero(x):
+    return jnp.where(x == 0, jnp.zeros((), x.dtype), x)
+
+
+def _constant_zero(value, negative: bool) -> bool:
+    """Is `value` a constant (not traced) real array of zeros of the given sign?"""
+    if not isinstance(value, (np.ndarray, np.generic)) or value.dtype.kind != "f" or value.size == 0:
+        return False
+    return bool(np.all(value == 0) and np.all(np.signbit(value) == negative))
+
+
+@lowering(ew.add_p, constants=True)
+def _add(a, b):
+    if _constant_zero(b, False) and not _constant_zero(a, False):
+        return _plus_positive_zero(jnp.broadcast_to(a, np.shape(b)))
+    if _constant_zero(a, False) and not isinstance(b, (np.ndarray, np.generic)):
+        return _plus_positive_zero(jnp.broadcast_to(b, np.shape(a)))
+    return jnp.add(a, b)
+
+
+@lowering(ew.sub_p, constants=True)
+def _sub(a, b):
+    if _constant_zero(b, True) and not isinstance(a, (np.ndarray, np.generic)):
+        return _plus_positive_zero(jnp.broadcast_to(a, np.shape(b)))
+    return jnp.subtract(a, b)
 
 
 @lowering(ew.safe_mul_p)
