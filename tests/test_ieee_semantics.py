@@ -114,6 +114,16 @@ def test_nested_wheres_and_a_batched_cond_mask_their_branches():
     assert ad.grad(batched)(np.array([-1.0, 4.0])).tolist() == [-1.0, 0.25]
 
 
+def test_the_values_a_scatter_overwrites_contribute_zero():
+    index = np.array([0, 0])
+    overwrite = lambda u: anp.sum(anp.zeros(2).at[index].set(anp.sqrt(u)))  # noqa: E731  (the first update is lost)
+    assert ad.grad(overwrite)(np.array([0.0, 4.0])).tolist() == [0.0, 0.25]
+    destination = lambda x: anp.sum(anp.sqrt(x).at[np.array([0])].set(5.0))  # noqa: E731
+    assert ad.grad(destination)(np.array([0.0, 4.0])).tolist() == [0.0, 0.25]
+    beaten = lambda x: anp.sum(anp.sqrt(x).at[np.array([0])].max(7.0))  # noqa: E731
+    assert ad.grad(beaten)(np.array([0.0, 4.0])).tolist() == [0.0, 0.25]
+
+
 def test_a_mask_sinks_through_a_scalar_kernel():
     @ad.kernel
     def root(x):

@@ -6,7 +6,8 @@ entries are integer operands after `x` (and after `updates` for scatter).
 Results follow NumPy's rules exactly (the shape rule asks NumPy on dummy arrays).
 
 scatter ops: set, add, mul, min, max; duplicates are allowed. Reverse-mode rules:
-  * set: only the update NumPy keeps (the last one) gets a cotangent;
+  * set: only the update NumPy keeps (the last one) gets a cotangent; the overwritten values get a zero by
+    structure (a masked cotangent, rules.Masked: their infinite partials never meet it);
   * add: linear (gather the cotangent);
   * mul: scatter_mul_partials, with the cotangent as its weights and the scatter's result as a hint
     (the whole vjp in one step, one pass over the updates where no slot has a zero): zero
@@ -28,7 +29,7 @@ from ..core.errors import ShapeError
 from ..core.primitive import Primitive, Zero, is_zero
 from ..core.types import Aval, is_float
 from . import elementwise as ew
-from .rules import add_tangents, aval_of_value, batch_all, broadcast_batch, instantiate, nondifferentiable
+from .rules import add_tangents, aval_of_value, batch_all, broadcast_batch, instantiate, masked, nondifferentiable
 
 SCATTER_OPS = ("set", "add", "mul", "min", "max")
 
@@ -138,11 +139,12 @@ def _flat(x):
     return reshape(x, (aval_of_value(x).size,))
 
 
-def _set_partials(x, spec, indices, updates):
-    """Masks (d output / d x, d output / d updates) of scatter-set: the kept values."""
+def _set_masks(x, spec, indices, updates):
+    """Which values scatter-set keeps: (the destination's, shaped like x; the updates', shaped like them).
+    The others are overwritten: their derivatives are zero by structure (a select, a masked cotangent)."""
     x_aval, u_aval = aval_of_value(x), aval_of_value(updates)
     x_keeps = scatter(np.ones(x_aval.shape, np.bool_), spec, indices, np.zeros(u_aval.shape, np.bool_), "set")
-    return ew.convert(x_keeps, x_aval.dtype), ew.convert(_set_winners(x, spec, indices, updates), x_aval.dtype)
+    return x_keeps, _set_winners(x, spec, indices, updates)
 
 
 def _weighted_product_partials(x, spec, indices, updates, weights, output):
@@ -180,9 +182,9 @@ def _winner_scatter_vjp(cotangent, x, spec, indices, updates, output, needs):
     winner = scatter_winner(_flat(x), _flat(updates), _flat(output), targets)
     ct = _flat(cotangent)
     ct_x = ct_u = None
-    if needs[0]:
-        own = ew.convert(ew.eq(winner, np.full(x_aval.size, -1, np.int64)), x_aval.dtype)
-        ct_x = reshape(ew.mul(ct, own), x_aval.shape)
+    if needs[0]:  # a destination value that an update beat is zero by structure: masked (rules.Masked)
+        own = ew.eq(winner, np.full(x_aval.size, -1, np.int64))
+        ct_x = masked(reshape(own, x_aval.shape), cotangent)
     if needs[1]:
         slot = ew.select(ew.ge(winner, 0), winner, np.full(x_aval.size, n, np.int64))
         spread = scatter(np.zeros(n + 1, x_aval.dtype), (("array",),), [slot], ct, "add")
@@ -202,9 +204,10 @@ def _scatter_jvp(tangents, primals, output, *, spec, op):
         return _winner_scatter_jvp(tx, tu, x, spec, indices, updates, output)
     if op == "mul":
         px, pu = _weighted_product_partials(x, spec, indices, updates, ew.full_like(x, 1.0), output)
-    else:
-        px, pu = _set_partials(x, spec, indices, updates)
-    return scatter(ew.mul(tx, px), spec, indices, ew.mul(tu, pu), "add")
+        return scatter(ew.mul(tx, px), spec, indices, ew.mul(tu, pu), "add")
+    x_keeps, u_keeps = _set_masks(x, spec, indices, updates)
+    return scatter(ew.select(x_keeps, tx, ew.zeros_like(tx)), spec, indices, ew.select(u_keeps, tu, ew.zeros_like(tu)),
+                   "add")
 
 
 def _scatter_vjp(cotangent, primals, output, needs, *, spec, op):
@@ -219,9 +222,9 @@ def _scatter_vjp(cotangent, primals, output, needs, *, spec, op):
     if op == "mul":  # one fused step: the partials weighted by the cotangent
         ct_x, ct_u = _weighted_product_partials(x, spec, indices, updates, cotangent, output)
         return [ct_x if needs[0] else None, ct_u if needs[1] else None] + rest
-    px, pu = _set_partials(x, spec, indices, updates)
-    return [ew.mul(cotangent, px) if needs[0] else None,
-            ew.mul(gather(cotangent, spec, indices), pu) if needs[1] else None] + rest
+    x_keeps, u_keeps = _set_masks(x, spec, indices, updates)  # the overwritten values: masked (rules.Masked)
+    return [masked(x_keeps, cotangent) if needs[0] else None,
+            masked(u_keeps, gather(cotangent, spec, indices)) if needs[1] else None] + rest
 
 
 scatter_p.jvp, scatter_p.vjp = _scatter_jvp, _scatter_vjp
