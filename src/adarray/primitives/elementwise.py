@@ -166,6 +166,28 @@ hypot_p, hypot = _binary("hypot", _partials_rule("hypot"), floats_only=True)
 mul_p, mul = _binary("mul", _partials_rule("mul"))
 maximum_p, maximum = _binary("maximum", _partials_rule("maximum"))
 minimum_p, minimum = _binary("minimum", _partials_rule("minimum"))
+
+
+# maximum and minimum are selects (ties to the first argument, as their partials in scalar.py): the tangent
+# of the argument that loses is not taken, and its cotangent is zero by structure (masked), so an infinite
+# derivative behind the losing argument never meets a 0.
+def _choice_rules(first_wins):
+    def jvp(tangents, primals, output):
+        ta, tb = tangents
+        if isinstance(ta, Zero) and isinstance(tb, Zero):
+            return ta
+        return select(first_wins(*primals), _instantiate(ta), _instantiate(tb))
+
+    def vjp(cotangent, primals, output, needs):
+        first = first_wins(*primals)
+        return [masked(first, cotangent) if needs[0] else None,
+                masked(logical_not(first), cotangent) if needs[1] else None]
+
+    return jvp, vjp
+
+
+maximum_p.jvp, maximum_p.vjp = _choice_rules(lambda a, b: ge(a, b))
+minimum_p.jvp, minimum_p.vjp = _choice_rules(lambda a, b: le(a, b))
 floor_divide_p, floor_divide = _binary("floor_divide", zero_derivative)
 
 # --- safe_mul: x * y, but exactly 0 wherever x == 0, even where y is infinite or NaN -------------

@@ -19,7 +19,7 @@ from ..core.errors import ShapeError
 from ..core.primitive import Primitive, Zero, is_zero
 from ..core.types import Aval, is_float
 from . import elementwise as ew
-from .rules import aval_of_value, batch_all, instantiate, nondifferentiable, refuse_complex
+from .rules import aval_of_value, batch_all, instantiate, masked, nondifferentiable, refuse_complex
 from .scan import cumprod, shift
 from .structural import broadcast_in_dim, reshape, transpose
 
@@ -95,10 +95,16 @@ def _extremum_jvp(tangent, x, op, axes):
 
 
 def _extremum_vjp(cotangent, x, op, axes):
+    """The cotangent goes to each row's winner; the other elements' are zero by structure (masked, so an
+    infinite derivative behind a value the max did not pick never meets the 0)."""
     from .indexing import scatter
 
     flat, index, restore = _winner_index(x, op, axes)
-    return restore(scatter(ew.zeros_like(flat), (("array",),) * len(index), index, cotangent, "add"))
+    spread = restore(scatter(ew.zeros_like(flat), (("array",),) * len(index), index, cotangent, "add"))
+    flat_aval, row_aval = aval_of_value(flat), aval_of_value(cotangent)
+    won = scatter(np.zeros(flat_aval.shape, np.bool_), (("array",),) * len(index), index,
+                  np.ones(row_aval.shape, np.bool_), "set")
+    return masked(restore(won), spread)
 
 
 # --- product_others: d prod(x) / d x_i, the product of the other elements -----------------------
