@@ -191,9 +191,10 @@ minimum_p.jvp, minimum_p.vjp = _choice_rules(lambda a, b: le(a, b))
 floor_divide_p, floor_divide = _binary("floor_divide", zero_derivative)
 
 # --- safe_mul: x * y, but exactly 0 wherever x == 0, even where y is infinite or NaN -------------
-# The product of a tangent or cotangent (x) with a partial derivative that may be singular (y): a
-# zero tangent contributes 0. The guard is on x alone and lives inside the primitive, so its
-# derivatives are the product rule's, also where x or y merely vanish at a point.
+# The product of a tangent (x) with a partial derivative that may be singular (y), in forward and Taylor
+# mode: a zero tangent contributes 0 (reverse mode multiplies as IEEE does, rules.elementwise). The guard
+# is on x alone and lives inside the primitive, so its derivatives are the product rule's, also where x
+# or y merely vanish at a point.
 
 
 def _safe_mul_jvp(tangents, primals, output):

@@ -59,9 +59,10 @@ PARTIALS = {
     "rem": lambda m, a, b, out: (m.full_like(a, 1.0), m.neg(m.round(m.div(m.sub(a, out), b)))),
 }
 
-# Operations whose partials can be infinite or NaN (poles, or outside the domain). Their rules
-# multiply by a partial only where the incoming tangent/cotangent is nonzero, so a value masked
-# out by `where` (cotangent exactly 0) contributes 0, not 0 * inf = NaN.
+# Operations whose partials can be infinite or NaN (poles, or outside the domain). Their forward
+# rules multiply by a partial only where the tangent is nonzero (a direction that does not move the
+# input does not move the output); reverse products are IEEE, 0 * inf = NaN, and the branch `where`
+# does not take reaches them as a masked cotangent (rules.Masked), never as a multiplied 0.
 SINGULAR = ("log", "log1p", "sqrt", "tan", "arcsin", "arccos", "div", "pow", "arctan2", "rem")
 
 # Operations whose derivative is zero wherever it exists (piecewise constant).
