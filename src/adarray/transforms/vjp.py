@@ -94,7 +94,7 @@ def backpropagate(program: Program, primals, wrt, output_cotangents):
         extra = {} if residuals is None else {"residuals": residuals}
         results = rule(cts if eqn.prim.multiple_results else cts[0], ins, outs, needs, **extra, **eqn.params)
         if mask is not None:
-            results = [_masked_like(mask, ct, atom.aval) for ct, atom in zip(results, eqn.inputs)]
+            results = [masked(mask, ct) for ct in results]
         for atom, need, ct in zip(eqn.inputs, needs, results):
             if need and ct is not None and not is_zero(ct):
                 cotangent_env[id(atom)] = add_tangents(cotangent_env.get(id(atom), Zero(atom.aval)), ct)
@@ -119,9 +119,3 @@ def _sinking_mask(eqn, cotangents):
     shapes = {a.aval.shape for a in eqn.inputs} | {v.aval.shape for v in eqn.outputs}
     return next(iter(masks.values())) if len(shapes) == 1 else None
 
-
-def _masked_like(keep, cotangent, aval):
-    """An input cotangent of an equation whose output cotangents were masked: masked too."""
-    if cotangent is None or is_zero(cotangent):
-        return cotangent
-    return masked(keep, cotangent)
