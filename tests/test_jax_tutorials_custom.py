@@ -426,12 +426,10 @@ PATTERNS = {f.__name__: f for f in (
     two_argument_rules, stable_softplus, derivative_convention_at_a_boundary, gradient_clipping, implicit_fixed_point,
     rules_run_only_when_differentiated, rule_derivatives_to_second_order, python_control_flow_in_a_rule,
     several_arguments, pytree_rules, nondiff_function_arguments, debugging_identity, naive_softplus_at_overflow,
-    keyword_and_default_arguments, integer_arguments,
+    keyword_and_default_arguments, integer_arguments, naive_boundary_derivative,
 )}
 # Patterns where adarray differs from JAX today because of work in another section of issue 21.
-NOT_YET = {
-    naive_boundary_derivative: "issue 21 section 3: grad of x / (1 + sqrt(x)) at 0 is 1.0 today, JAX gives NaN",
-}
+NOT_YET: dict = {}
 
 
 @pytest.mark.parametrize("name", sorted(PATTERNS))
