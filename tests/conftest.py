@@ -15,3 +15,23 @@ def long_lived_objects_out_of_the_collectors_sight():
     gc.collect()
     gc.freeze()
     yield
+
+
+@pytest.fixture
+def builds(monkeypatch):
+    """Counts the transformed programs built (un-jitted transformations trace at every call and build a
+    program only when the traced one is new): `builds.count`."""
+    from collections import OrderedDict
+
+    from adarray import staging
+
+    monkeypatch.setattr(staging, "_PROGRAMS", OrderedDict())  # programs of earlier tests are not reused
+    original = staging._build
+
+    def counted(*args, **kwargs):
+        counted.count += 1
+        return original(*args, **kwargs)
+
+    counted.count = 0
+    monkeypatch.setattr(staging, "_build", counted)
+    return counted

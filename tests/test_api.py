@@ -119,7 +119,7 @@ def test_jit_traces_once_per_signature():
     np.testing.assert_allclose(fast(np.ones(3), 5), 5.0)
 
 
-def test_grad_traces_once_per_signature_even_when_rewrapped():
+def test_grad_traces_every_call_and_transforms_once_even_when_rewrapped(builds):
     traces = []
 
     def f(x):
@@ -128,7 +128,10 @@ def test_grad_traces_once_per_signature_even_when_rewrapped():
 
     for _ in range(3):
         ad.grad(f)(np.ones(3))
-    assert len(traces) == 1
+    assert len(traces) == 3 and builds.count == 1
+    for _ in range(3):  # a new lambda each time, the same program: transformed once
+        ad.grad(lambda x: anp.sum(x * x))(np.ones(3))
+    assert builds.count == 1
 
 
 def test_closed_over_numpy_arrays_and_scalars_become_constants():

@@ -20,7 +20,17 @@ from .core.ir import Program
 from .core.pytree import flatten, unflatten
 from .core.types import is_complex, is_float
 from .passes import simplify
-from .staging import _Staged, _static_parts, is_single, like_primals, name_of, normalize_argnums, stage
+from .staging import (
+    _Staged,
+    _static_parts,
+    check_static_arguments,
+    is_single,
+    like_primals,
+    name_of,
+    normalize_argnums,
+    stage,
+)
+from .tracing import Tracer
 from .transforms.jvp import jvp_program
 from .transforms.partial_eval import split_program
 from .transforms.vjp import vjp_program
@@ -28,23 +38,14 @@ from .transforms.vjp import vjp_program
 _name, _is_single, _normalize_argnums = name_of, is_single, normalize_argnums
 
 
-def _leaf_ranges(in_tree):
-    """For each positional argument, the range of its leaves in the flat list (static ones: empty)."""
-    ranges, start = [], 0
-    for child in in_tree.children[0].children:
-        ranges.append(range(start, start + child.num_leaves))
-        start += child.num_leaves
-    return ranges
-
-
 def _wrt(argnums, call):
     """One flag per argument leaf: is it differentiated?"""
-    ranges = _leaf_ranges(call.in_tree)
-    wrt = [False] * len(call.leaves)
-    for n in argnums:
-        for i in ranges[n]:
-            wrt[i] = True
-    return wrt
+    return [position in argnums for position in call.positions]
+
+
+def outside(argnums, args) -> frozenset:
+    """The positions of the arguments that are not differentiated: their Python integers stay Python values."""
+    return frozenset(range(len(args))) - frozenset(argnums)
 
 
 def _derivative_argnums(fn, argnums, args, kwargs, static_argnums, static_argnames):
@@ -74,6 +75,7 @@ def jit(fn=None, *, static_argnums=(), static_argnames=(), guards=False, backend
     if fn is None:
         return functools.partial(jit, static_argnums=static_argnums, static_argnames=static_argnames, guards=guards,
                                  backend=backend, **compile_options)
+    check_static_arguments(fn, static_argnums, static_argnames)
     if backend == "jax":
         from .compiled import jit_on
 
@@ -126,6 +128,8 @@ def grad(fn, argnums=0, has_aux=False, *, holomorphic=False, static_argnums=(), 
 
 
 def _gradient_function(fn, argnums, has_aux, with_value, static_argnums, static_argnames, holomorphic=False):
+    check_static_arguments(fn, static_argnums, static_argnames)
+
     @functools.wraps(fn)
     def gradient(*args, **kwargs):
         nums = _derivative_argnums(fn, argnums, args, kwargs, static_argnums, static_argnames)
@@ -146,7 +150,8 @@ def _gradient_function(fn, argnums, has_aux, with_value, static_argnums, static_
             return _Staged(pruned, out_tree, closure)
 
         staged, call = stage(fn, ("grad", nums, has_aux, with_value, holomorphic), args, kwargs, build,
-                             static_argnums=static_argnums, static_argnames=static_argnames, guarded=True)
+                             static_argnums=static_argnums, static_argnames=static_argnames, guarded=True,
+                             every_call=True, python_values=outside(nums, args))
         flat = staged(call.leaves)
         n_value = int(with_value)
         n_aux = staged.out_tree.num_leaves - 1 if has_aux else 0
@@ -284,7 +289,7 @@ def vjp(fn, *primals, has_aux=False, **kwargs):
         staged.out_avals = program.out_avals
         return staged
 
-    staged, call = stage(fn, ("vjp",), primals, kwargs, build, guarded=True)
+    staged, call = stage(fn, ("vjp",), primals, kwargs, build, guarded=True, every_call=True)
     outputs, backward = _run_split(staged, call.leaves)
     if has_aux and not _is_pair(staged.out_tree):
         raise ArgumentError(f"'{_name(fn)}' was given has_aux=True but does not return a pair (value, aux)")
@@ -333,6 +338,27 @@ def check_tuples(what: str, fn, primals, tangents) -> tuple[tuple, tuple]:
     return tuple(primals), tuple(tangents)
 
 
+def _dtype_of(value) -> np.dtype:
+    return value.dtype if hasattr(value, "dtype") else np.result_type(value)
+
+
+def check_tangent_dtypes(what: str, fn, primal_leaves, tangent_leaves) -> None:
+    """A tangent of a floating-point primal has its dtype, as in JAX (a Python float fits any real one, a
+    Python complex any complex one); an integer tangent is refused: it is a mistake, not a direction."""
+    for primal, tangent in zip(primal_leaves, tangent_leaves):
+        primal_dtype = _dtype_of(primal)
+        if not is_float(primal_dtype):
+            continue  # integer and boolean primals have no tangent; what is passed is ignored
+        if not isinstance(tangent, np.generic) and (
+                isinstance(tangent, float) or (isinstance(tangent, complex) and is_complex(primal_dtype))):
+            continue
+        tangent_dtype = _dtype_of(tangent)
+        if tangent_dtype != primal_dtype:
+            raise ArgumentError(
+                f"{what} of '{_name(fn)}': a tangent of dtype {tangent_dtype} for a primal of dtype {primal_dtype}; "
+                f"tangents must have their primal's dtype (e.g. np.asarray(t, {primal_dtype.name!r}))")
+
+
 def jvp(fn, primals, tangents):
     """Forward mode: (fn(*primals), J @ tangents). primals and tangents are tuples, as in JAX (for
     keyword arguments, use functools.partial).
@@ -342,6 +368,7 @@ def jvp(fn, primals, tangents):
     """
     primals, tangents = check_tuples("jvp", fn, primals, tangents)
     tangent_leaves = like_primals("jvp", fn, primals, tangents)
+    check_tangent_dtypes("jvp", fn, flatten(primals)[0], tangent_leaves)
 
     def build(program, out_tree, closure, call):
         wrt = [is_float(v.aval.dtype) for v in program.inputs[:len(call.leaves)]]
@@ -349,8 +376,9 @@ def jvp(fn, primals, tangents):
         staged.wrt = wrt
         return staged
 
-    staged, call = stage(fn, ("jvp",), primals, {}, build, guarded=True)
-    flat = staged(call.leaves, [t for t, w in zip(tangent_leaves, staged.wrt) if w])
+    staged, call = stage(fn, ("jvp",), primals, {}, build, guarded=True, every_call=True)
+    flat = staged(call.leaves, [t if isinstance(t, Tracer) else np.asarray(t, aval.dtype)
+                                for t, aval, w in zip(tangent_leaves, call.avals, staged.wrt) if w])
     n = staged.out_tree.num_leaves
     return unflatten(staged.out_tree, flat[:n]), unflatten(staged.out_tree, flat[n:])
 
@@ -368,7 +396,7 @@ def make_ir(fn, static_argnums=(), *, static_argnames=(), guards=False):
             return _Staged(program, out_tree, closure)
 
         staged, _ = stage(fn, ("make_ir",), args, kwargs, build, static_argnums=static_argnums,
-                          static_argnames=static_argnames, guarded=guards)
+                          static_argnames=static_argnames, guarded=guards, every_call=True)
         return staged.program
 
     return make

@@ -77,7 +77,8 @@ def vmap(fn, in_axes=0, out_axes=0):
             return staged
 
         example_args, example_kwargs = unflatten(in_tree, examples)
-        staged, _ = stage(fn, ("vmap", tuple(flags), size), example_args, {**example_kwargs, **static_kwargs}, build)
+        staged, _ = stage(fn, ("vmap", tuple(flags), size), example_args, {**example_kwargs, **static_kwargs}, build,
+                          every_call=True)
         outputs = staged(moved)
         out_axes_flat = flat_axes(out_axes, staged.out_tree, "out_axes")
         results = []

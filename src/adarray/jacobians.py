@@ -24,6 +24,7 @@ from .api import (
     check_tuples,
     grad,
     jvp,
+    outside,
 )
 from .core.errors import NonDifferentiableError
 from .core.ir import Program
@@ -32,7 +33,7 @@ from .core.types import is_complex, is_float
 from .numpy import moveaxis, reshape
 from .passes.one_hot import identity_seed_program
 from .primitives.rules import broadcast_batch
-from .staging import _Staged, like_primals, stage
+from .staging import _Staged, check_static_arguments, like_primals, stage
 from .tracing import eval_program, trace_program
 from .transforms.jvp import jvp_program
 from .transforms.vjp import vjp_program
@@ -111,6 +112,8 @@ def _check_complex(fn, program, wrt, mode, holomorphic):
 
 
 def _jacobian(fn, argnums, mode: str, static_argnums=(), static_argnames=(), holomorphic=False):
+    check_static_arguments(fn, static_argnums, static_argnames)
+
     @functools.wraps(fn)
     def jacobian(*args, **kwargs):
         nums = _derivative_argnums(fn, argnums, args, kwargs, static_argnums, static_argnames)
@@ -129,8 +132,8 @@ def _jacobian(fn, argnums, mode: str, static_argnums=(), static_argnames=(), hol
 
         symbolic = SYMBOLIC_SEEDS
         staged, call = stage(fn, ("jac" + mode, nums, holomorphic, symbolic), args, kwargs, build,
-                             static_argnums=static_argnums,
-                             static_argnames=static_argnames, guarded=True)
+                             static_argnums=static_argnums, static_argnames=static_argnames, guarded=True,
+                             every_call=True, python_values=outside(nums, args))
         flat = staged(call.leaves)
         blocks = _arrange(flat, staged.wrt_avals, staged.out_avals, mode)
         per_output = [_unflatten_grads(args, nums, row, argnums) for row in blocks]
@@ -210,7 +213,7 @@ def linearize(fn, *primals, **kwargs):
         staged.wrt = wrt[:len(call.leaves)]
         return staged
 
-    staged, call = stage(fn, ("linearize",), primals, kwargs, build, guarded=True)
+    staged, call = stage(fn, ("linearize",), primals, kwargs, build, guarded=True, every_call=True)
     outputs, tangents_of = _run_split(staged, call.leaves)
 
     def f_jvp(*tangents):

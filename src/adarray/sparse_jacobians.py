@@ -22,7 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import colouring
-from .api import _derivative_argnums, _wrt
+from .api import _derivative_argnums, _wrt, outside
 from .core.errors import ArgumentError, NonDifferentiableError, ShapeError
 from .core.pytree import flatten, unflatten
 from .core.types import is_float
@@ -86,7 +86,8 @@ def _stage(fn, argnums, args, kwargs, what):
         if isinstance(leaf, Tracer):
             raise ArgumentError(f"{what} of '{name_of(fn)}' returns a SciPy matrix, so it cannot run inside another "
                                 "transformation (it was called on traced values)")
-    staged, call = stage(fn, ("sparse_jacobian", nums), args, kwargs, build, guarded=True)
+    staged, call = stage(fn, ("sparse_jacobian", nums), args, kwargs, build, guarded=True, every_call=True,
+                         python_values=outside(nums, args))
     return staged, call
 
 

@@ -17,22 +17,26 @@ new arguments, and otherwise the function is traced again.
 """
 from __future__ import annotations
 
+import copy
 import inspect
 import operator
 import os
 import weakref
+from collections import OrderedDict
 
 import numpy as np
 
 from .backends import compiler
 from .backends.numpy import compile_program
 from .core.errors import ArgumentError, Error
-from .core.ir import Program
+from .core.fingerprint import fingerprint
+from .core.ir import Eqn, Literal, Program, Var
 from .core.pytree import TreeDef, flatten, leaf_paths, unflatten
 from .core.types import SHORT_NAMES, Aval
 from .passes import eliminate_dead_code, simplify
 from .tracing import Tracer, eval_program, record_guard, trace_guarded
-from .tracing.concrete import convert
+from .tracing.concrete import convert, same_result
+from .tracing.tracer import CONSTANT_LIMIT
 
 _CACHES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _NO_KEYWORDS = flatten({})[1]
@@ -78,6 +82,14 @@ class _Staged:
         """Run on the argument leaves (then the closure, then `extra` inputs)."""
         return self.run(list(leaves) + list(self.closure) + list(extra), backend)
 
+    def with_closure(self, closure) -> _Staged:
+        """This program with the closed-over values of another call (the compiled code is shared)."""
+        if not closure and not self.closure:
+            return self
+        bound = copy.copy(self)
+        bound.closure = closure
+        return bound
+
     def run(self, args, backend=None):
         if any(isinstance(a, Tracer) for a in args):
             return eval_program(self.program, args)  # inside another trace: inline
@@ -118,7 +130,8 @@ class _Guards:
             self._compiled = compile_program(self.program)
         try:
             outs = self._compiled(*values)
-            return all(convert(out, conversion) == result for out, (conversion, result) in zip(outs, self.checks))
+            return all(same_result(convert(out, conversion), result)
+                       for out, (conversion, result) in zip(outs, self.checks))
         except (Error, ArithmeticError, ValueError, TypeError, IndexError):
             return False  # a guard that cannot even be evaluated here does not hold: trace again
 
@@ -205,6 +218,30 @@ def _parameter_names(fn) -> list | None:
     return [p.name for p in parameters if p.kind in kinds]
 
 
+def check_static_arguments(fn, static_argnums, static_argnames) -> None:
+    """static_argnames and static_argnums must name parameters of fn (as JAX checks), when its
+    signature tells: a misspelt name would otherwise silently trace the argument."""
+    try:
+        parameters = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return
+    kinds = {p.kind for p in parameters}
+    names = [p.name for p in parameters if p.kind not in (inspect.Parameter.VAR_POSITIONAL,
+                                                           inspect.Parameter.VAR_KEYWORD)]
+    for name in (static_argnames,) if isinstance(static_argnames, str) else static_argnames or ():
+        if name not in names and inspect.Parameter.VAR_KEYWORD not in kinds:
+            raise ArgumentError(f"static_argnames names {name!r}, which is not a parameter of '{name_of(fn)}' "
+                                f"(its parameters: {', '.join(names) or 'none'})")
+    positional = [p for p in parameters if p.kind in (inspect.Parameter.POSITIONAL_ONLY,
+                                                      inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    if inspect.Parameter.VAR_POSITIONAL in kinds:
+        return
+    for n in (static_argnums,) if isinstance(static_argnums, int) else static_argnums or ():
+        if isinstance(n, int) and not -len(positional) <= n < len(positional):
+            raise ArgumentError(f"static_argnums {n} is out of range: '{name_of(fn)}' has {len(positional)} "
+                                "positional parameters")
+
+
 def _static_parts(fn, num_args, kwargs, static_argnums, static_argnames) -> tuple[set, set]:
     """Static positions among the positional arguments and static keyword names: static_argnums
     and static_argnames name the same parameters whether they are passed by position or keyword."""
@@ -237,21 +274,36 @@ def _static_parts(fn, num_args, kwargs, static_argnums, static_argnames) -> tupl
 
 class _Call:
     """One call's arguments: dynamic leaves with their avals and structure, static values, and the
-    flat function of the leaves that calls fn with everything in place."""
+    flat function of the leaves that calls fn with everything in place.
 
-    def __init__(self, fn, args, kwargs, static_argnums=(), static_argnames=()):
+    `python_values`: positions of arguments whose Python integers and booleans (and NumPy integer
+    scalars) stay Python values, as in jax.grad for the arguments outside argnums: a count, an
+    exponent or a shift (`matrix_power(a, n)`, `x[:n]`, `range(n)`) is then usable as such.
+    """
+
+    def __init__(self, fn, args, kwargs, static_argnums=(), static_argnames=(), python_values=()):
         static_positions, static_names = _static_parts(fn, len(args), kwargs, static_argnums, static_argnames)
         traced_kwargs, static_kwargs = split_keywords(fn, kwargs, static_names) if kwargs else ({}, {})
         positional = [None if i in static_positions else a for i, a in enumerate(args)]
         if traced_kwargs:
-            self.leaves, self.in_tree = flatten((positional, traced_kwargs))
+            leaves, self.in_tree = flatten((positional, traced_kwargs))
         else:  # the common case, without building the empty dict's node on every call
-            self.leaves, positional_tree = flatten(positional)
+            leaves, positional_tree = flatten(positional)
             self.in_tree = TreeDef("tuple", (positional_tree, _NO_KEYWORDS))
+        self.positions = _leaf_positions(self.in_tree)
+        self.kept = {}  # leaf index -> the Python value passed through unchanged
+        if python_values:
+            self.kept = {i: leaf for i, (leaf, position) in enumerate(zip(leaves, self.positions))
+                         if position in python_values and _is_python_integer(leaf)}
+        self.avals = [_aval(leaf, fn, self.in_tree, i) for i, leaf in enumerate(leaves) if i not in self.kept]
+        if self.kept:
+            leaves = [leaf for i, leaf in enumerate(leaves) if i not in self.kept]
+            self.positions = [p for i, p in enumerate(self.positions) if i not in self.kept]
+        self.leaves = leaves
         self.static_positions = static_positions
-        self.avals = [_aval(leaf, fn, self.in_tree, i) for i, leaf in enumerate(self.leaves)]
         static = tuple((i, type(args[i]), args[i]) for i in sorted(static_positions))
         static += tuple((name, type(static_kwargs[name]), static_kwargs[name]) for name in sorted(static_kwargs))
+        static += tuple((("leaf", i), type(value), value) for i, value in self.kept.items())
         try:
             hash(static)
         except TypeError:
@@ -262,13 +314,27 @@ class _Call:
     def flat_fn(self, *flat):
         """fn called on the dynamic leaves `flat`, with the static values in place (what is traced)."""
         fn, args, static_kwargs = self._call
+        if self.kept:
+            dynamic = iter(flat)
+            flat = [self.kept[i] if i in self.kept else next(dynamic) for i in range(len(flat) + len(self.kept))]
         rebuilt, keywords = unflatten(self.in_tree, flat)
         full = [args[i] if i in self.static_positions else rebuilt[i] for i in range(len(args))]
         return fn(*full, **keywords, **static_kwargs)
 
     @property
     def num_positional_leaves(self) -> int:
-        return self.in_tree.children[0].num_leaves
+        return sum(1 for position in self.positions if position >= 0)
+
+
+def _leaf_positions(in_tree) -> list:
+    """For each leaf, the index of the positional argument it belongs to (-1: a keyword argument)."""
+    positional, keywords = in_tree.children
+    positions = [n for n, child in enumerate(positional.children) for _ in range(child.num_leaves)]
+    return positions + [-1] * keywords.num_leaves
+
+
+def _is_python_integer(value) -> bool:
+    return isinstance(value, (int, np.integer, np.bool_)) and not isinstance(value, np.ndarray)
 
 
 def _unhashable(fn, args, static_positions, static_kwargs) -> str:
@@ -325,14 +391,25 @@ def _aval(value, fn, in_tree, index: int) -> Aval:
     )
 
 
-def stage(fn, kind, args, kwargs, build, *, static_argnums=(), static_argnames=(), guarded=False):
+def stage(fn, kind, args, kwargs, build, *, static_argnums=(), static_argnames=(), guarded=False,
+          every_call=False, python_values=()):
     """Trace fn at the call's signature and build (with `build`) a staged program, cached.
 
     `build(program, out_tree, closure, call)` turns the traced program into a `_Staged`. With
     `guarded`, the trace knows the call's concrete values, so Python control flow on traced values
-    works: the program is cached with its guards. Returns (staged, call).
+    works. Returns (staged, call).
+
+    Two caching rules:
+      * `every_call` (grad, vjp, jvp, vmap, the Jacobians, Taylor mode, make_ir): fn is traced at every
+        call, so closures, globals and random draws are read as they are now (as in JAX without jit);
+        the transformed program of an earlier call is reused when the traced program is the same,
+        constants included (core/fingerprint.py).
+      * otherwise (jit): fn is traced once per signature and static values (and, with guards, per
+        path), and the values it closes over are those of the first call, as in jax.jit.
     """
-    call = _Call(fn, args, kwargs, static_argnums, static_argnames)
+    call = _Call(fn, args, kwargs, static_argnums, static_argnames, python_values)
+    if every_call:
+        return _stage_this_call(fn, kind, call, build, guarded), call
     key = (kind, guarded, call.in_tree, tuple(call.avals), call.static_key)
     try:
         cache = _CACHES.setdefault(fn, {})
@@ -352,17 +429,76 @@ def stage(fn, kind, args, kwargs, build, *, static_argnums=(), static_argnames=(
             return staged, call
     program, out_tree, closure, record = trace_guarded(call.flat_fn, call.avals, call.leaves if guarded else None,
                                                        name_of(fn))
-    staged = build(program, out_tree, closure, call)
-    staged.name = f"{kind[0]}({name_of(fn)})"
-    if hasattr(staged, "later"):
-        staged.later.name = f"{kind[0]}({name_of(fn)}) backward"
+    staged = _build(fn, kind, build, program, out_tree, closure, call)
     if record.guards is not None:
         staged.guards = _Guards(record.guards, record.checks)
-        inputs = list(call.leaves) + list(closure)
-        if any(isinstance(value, Tracer) for value in inputs):
-            staged.guards.replay(inputs)
+        _replay_outer_guards(staged.guards, call, closure)
     if not closure and not record.depends_on_outer:
         entries.append(staged)
         if len(entries) > MAX_PATHS:
             del entries[0]
     return staged, call
+
+
+def _build(fn, kind, build, program, out_tree, closure, call):
+    staged = build(program, out_tree, closure, call)
+    staged.name = f"{kind[0]}({name_of(fn)})"
+    if hasattr(staged, "later"):
+        staged.later.name = f"{kind[0]}({name_of(fn)}) backward"
+    return staged
+
+
+def _replay_outer_guards(guards, call, closure) -> None:
+    """Called on traced values, fn's Python control flow read values of the enclosing trace: record
+    those guards there too (the enclosing program is valid only where they hold)."""
+    inputs = list(call.leaves) + list(closure)
+    if any(isinstance(value, Tracer) for value in inputs):
+        guards.replay(inputs)
+
+
+# The transformed programs of the un-jitted transformations, by (kind, structure, traced program's
+# fingerprint); the least recently used goes first.
+_PROGRAMS: OrderedDict = OrderedDict()
+MAX_PROGRAMS = 512
+
+
+def _stage_this_call(fn, kind, call, build, guarded):
+    program, out_tree, closure, record = trace_guarded(call.flat_fn, call.avals, call.leaves if guarded else None,
+                                                       name_of(fn))
+    if record.guards is not None:
+        _replay_outer_guards(_Guards(record.guards, record.checks), call, closure)
+    program, constants = _hoist_constants(program)
+    closure = list(closure) + constants
+    try:
+        key = (kind, call.in_tree, out_tree, fingerprint(program))
+        staged = _PROGRAMS.get(key)
+    except TypeError:
+        raise ArgumentError(f"the pytree structure of the arguments of '{name_of(fn)}' is not hashable (the aux "
+                            "data of a registered node type must be hashable)") from None
+    if staged is None:
+        staged = _PROGRAMS[key] = _build(fn, kind, build, program, out_tree, closure, call)
+        if len(_PROGRAMS) > MAX_PROGRAMS:
+            _PROGRAMS.popitem(last=False)
+    else:
+        _PROGRAMS.move_to_end(key)
+    return staged.with_closure(closure)
+
+
+def _hoist_constants(program: Program) -> tuple[Program, list]:
+    """Large non-uniform constants of `program` (data the function closes over) as extra inputs, with
+    their values: the cached program then serves every call whatever those values are, and the
+    fingerprint need not read them."""
+    found: dict[int, Var] = {}
+    constants = []
+    for eqn in program.eqns:
+        for atom in eqn.inputs:
+            if isinstance(atom, Literal) and atom.aval.size > CONSTANT_LIMIT and id(atom) not in found \
+                    and atom.uniform is None:
+                found[id(atom)] = Var(atom.aval)
+                constants.append(atom.value)
+    if not found:
+        return program, []
+    eqns = tuple(Eqn(eqn.prim, tuple(found.get(id(a), a) for a in eqn.inputs), eqn.params, eqn.outputs)
+                 if any(id(a) in found for a in eqn.inputs) else eqn for eqn in program.eqns)
+    outputs = tuple(found.get(id(a), a) for a in program.outputs)
+    return Program(program.inputs + tuple(found.values()), eqns, outputs), constants

@@ -45,7 +45,7 @@ def _taylor_call(fn, what, primals, coefficients, order, terms):
         staged.wrt, staged.out_flags, staged.out_avals = wrt, out_flags, program.out_avals
         return staged
 
-    staged, call = stage(fn, (what, order, tuple(terms)), tuple(primals), {}, build, guarded=True)
+    staged, call = stage(fn, (what, order, tuple(terms)), tuple(primals), {}, build, guarded=True, every_call=True)
     avals = staged.program.in_avals
     extra = [c if isinstance(c, Tracer) else np.asarray(c, avals[i].dtype)
              for i, w in enumerate(staged.wrt) if w for c in (coefficients[k][i] for k in terms)]

@@ -5,6 +5,7 @@ f64[3,4]
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -65,6 +66,9 @@ def complex_dtype(dtype) -> np.dtype:
     return np.dtype(np.complex64) if dtype in (np.float32, np.float16) else np.dtype(np.complex128)
 
 
+_DTYPE_TYPES = frozenset(type(np.dtype(name)) for name in SHORT_NAMES)
+
+
 @dataclass(frozen=True)
 class Aval:
     """Shape and dtype of an array; all shapes are static."""
@@ -73,8 +77,11 @@ class Aval:
     dtype: np.dtype
 
     def __init__(self, shape, dtype):
-        object.__setattr__(self, "shape", tuple(int(d) for d in shape))
-        object.__setattr__(self, "dtype", np.dtype(dtype))
+        # Tracing builds several avals per operation: the common case (a tuple of ints, a dtype) is kept cheap.
+        if type(shape) is not tuple or not all(type(d) is int for d in shape):
+            shape = tuple(int(d) for d in shape)
+        object.__setattr__(self, "shape", shape)
+        object.__setattr__(self, "dtype", dtype if type(dtype) in _DTYPE_TYPES else np.dtype(dtype))
         if self.dtype not in SHORT_NAMES:
             raise TypeError(f"adarray does not support dtype {self.dtype}")
 
@@ -84,7 +91,7 @@ class Aval:
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self.shape)
 
     @property
     def differentiable(self) -> bool:

@@ -96,7 +96,18 @@ def prepare(op: str, *values, dtype=None):
     values = [v if is_python_scalar(v) else asvalue(v) for v in values]
     target = np.dtype(dtype) if dtype is not None else result_dtype(*values)
     out_shape = broadcast_shapes(op, *[np.shape(v) if is_python_scalar(v) else shape(v) for v in values])
-    return [broadcast_exact(cast(v, target), out_shape) for v in values]
+    return [_broadcast_constant(v, target, out_shape) if _is_constant_scalar(v, target) else
+            broadcast_exact(cast(v, target), out_shape) for v in values]
+
+
+def _is_constant_scalar(value, target) -> bool:
+    return is_python_scalar(value) or (isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype == target)
+
+
+def _broadcast_constant(value, target, out_shape):
+    """A scalar constant broadcast without staging an equation (zero-strided: the literal of a
+    constant-filled array, as the traced broadcast would fold to; tracing stays cheap)."""
+    return np.broadcast_to(np.asarray(value, target), out_shape)
 
 
 def normalize_axis(axis: int, ndim: int, op: str) -> int:

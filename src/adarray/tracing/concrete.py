@@ -29,8 +29,16 @@ from ..core.ir import Literal, Program
 from ..core.types import is_float
 from .eager import evaluate
 
+
+def integer_array(value) -> np.ndarray:
+    """The conversion NumPy applies to an integer or boolean array it must read (`table[i, j]` with
+    traced indices i and j, `np.int64(n)`): its value, as a new array."""
+    return np.array(value)
+
+
 # The Python conversions a guard may apply, by the word used in messages.
-CONVERSIONS = {bool: "bool()", int: "int()", float: "float()", operator.index: "an index"}
+CONVERSIONS = {bool: "bool()", int: "int()", float: "float()", operator.index: "an index",
+               integer_array: "np.asarray()"}
 
 
 class ConcreteValues:
@@ -125,12 +133,23 @@ class ConcreteValues:
 
 
 def convert(value, conversion):
-    """Apply a guard's Python conversion to a NumPy value of one element."""
+    """Apply a guard's Python conversion to a NumPy value of one element (an integer_array: any)."""
+    if conversion is integer_array:
+        return integer_array(value)
     return conversion(np.asarray(value).reshape(())[()])
+
+
+def same_result(a, b) -> bool:
+    """Did a guard give the result recorded (arrays compared as wholes)?"""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return np.shape(a) == np.shape(b) and bool(np.array_equal(a, b))
+    return a == b
 
 
 def check_conversion(aval, conversion, what: str) -> None:
     """Refuse conversions that would lose a derivative or that NumPy refuses."""
+    if conversion is integer_array:
+        return  # integer and boolean arrays only (the caller's check): no derivative to lose
     if aval.size != 1:
         kind = "the truth value" if conversion is bool else CONVERSIONS[conversion]
         raise TracingError(

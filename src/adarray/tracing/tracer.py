@@ -24,7 +24,7 @@ from ..core.errors import TracingError
 from ..core.ir import Literal, Program, Var, walk
 from ..core.pytree import flatten
 from ..core.types import Aval, aval_of, is_complex, is_float
-from .concrete import ConcreteValues, check_conversion, convert
+from .concrete import ConcreteValues, check_conversion, convert, integer_array
 from .eager import evaluate
 
 # Filled by adarray.numpy: name -> function implementing the operator/method on tracers.
@@ -314,6 +314,11 @@ class Tracer:
         )
 
     def __array__(self, dtype=None, copy=None):
+        if self.dtype.kind in "iub" and self.trace.knows_values:
+            # NumPy needs the value (a NumPy table indexed by traced integers, np.int64(n)): as autograd gives
+            # it, under the derivatives that trace with values; guarded like Python control flow.
+            value = self._resolve(integer_array, "np.asarray()", _STATIC)
+            return value if dtype is None else value.astype(dtype)
         raise TracingError(
             f"np.asarray() (or indexing a NumPy array with it, or storing it into one) on a traced value "
             f"({self.aval}): NumPy cannot compute on it. Use adarray.numpy functions (import adarray.numpy as "
