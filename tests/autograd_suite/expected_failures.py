@@ -6,10 +6,9 @@ is listed with its parameters, or without them when every case fails for the sam
 names the first thing that fails; a later one is named after "then" where it is known.
 
 Areas, i.e. who is expected to make the test pass:
-  api-habits          habits of autograd/JAX users adarray refuses today
   by-design           autograd behaviour adarray deliberately does not copy
   autograd-internals  autograd's own extension API, not mapped by autograd_compat
-(The areas linalg, numpy-functions, special/stats/nn and complex are empty: their tests pass.)
+(The areas api-habits, linalg, numpy-functions, special/stats/nn and complex are empty: their tests pass.)
 
 Generated from a run of the suite (see README.md, "Triage"), then read and corrected by hand.
 """
@@ -18,16 +17,7 @@ _WHERE_RETURNS_PYTHON_OBJECTS = ("autograd's where returns the chosen Python obj
                                  "condition; adarray follows NumPy and returns an array")
 
 EXPECTED_FAILURES: dict[str, tuple[str, str]] = {
-    # --- api-habits (1) ---------------------------------------------------------------------------
-    "test_numpy.py::test_cast_to_int": (
-        "api-habits",
-        "np.int64(traced array): adarray.numpy's dtypes are NumPy's scalar types, which cannot convert a "
-        "traced value (JAX's jnp.int64(x) casts)"),
-    # --- by-design (7) ----------------------------------------------------------------------------
-    "test_examples.py::test_fluid_simulation_initial_velocities": (
-        "by-design",
-        "the example indexes a NumPy array with traced indices (init_smoke[i, j]), which NumPy cannot hand to a "
-        "tracer (JAX refuses it too; anp.asarray(f)[i, j] works)"),
+    # --- by-design (6) ----------------------------------------------------------------------------
     "test_numpy.py::test_numpy_version": (
         "by-design",
         "autograd.numpy is NumPy wrapped and reports NumPy's __version__; adarray.numpy is not NumPy"),

@@ -314,11 +314,12 @@ class Tracer:
         )
 
     def __array__(self, dtype=None, copy=None):
-        if self.dtype.kind in "iub" and self.trace.knows_values:
-            # NumPy needs the value (a NumPy table indexed by traced integers, np.int64(n)): as autograd gives
-            # it, under the derivatives that trace with values; guarded like Python control flow.
-            value = self._resolve(integer_array, "np.asarray()", _STATIC)
-            return value if dtype is None else value.astype(dtype)
+        wanted = self.dtype if dtype is None else np.dtype(dtype)
+        if wanted.kind in "iub" and self.trace.knows_values:
+            # NumPy needs an integer value (a NumPy table indexed by traced integers, np.int64(x)): as autograd
+            # gives it, under the derivatives that trace with values, guarded like Python control flow. Integer
+            # values carry no derivative (a float truncated is piecewise constant), so none is lost.
+            return self._resolve(integer_array, "np.asarray()", _STATIC).astype(wanted, copy=False)
         raise TracingError(
             f"np.asarray() (or indexing a NumPy array with it, or storing it into one) on a traced value "
             f"({self.aval}): NumPy cannot compute on it. Use adarray.numpy functions (import adarray.numpy as "
