@@ -2,8 +2,21 @@
 from __future__ import annotations
 
 import gc
+import os
 
 import pytest
+
+
+@pytest.fixture(autouse=True, scope="session")
+def interpreter_unless_a_backend_is_named():
+    """The suite runs staged programs on the NumPy interpreter (or on $ADARRAY_BACKEND): the default tier would
+    compile hot programs on a background thread, which makes the suite's time depend on its order. The tiers
+    have their own tests (test_tiering.py)."""
+    import adarray as ad
+
+    previous = ad.set_backend(os.environ.get("ADARRAY_BACKEND") or "numpy")
+    yield
+    ad.set_backend(previous)
 
 
 @pytest.fixture(autouse=True, scope="module")

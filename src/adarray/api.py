@@ -14,7 +14,6 @@ import functools
 
 import numpy as np
 
-from .backends import compiler
 from .core.errors import ArgumentError, NonDifferentiableError
 from .core.ir import Program
 from .core.pytree import flatten, unflatten
@@ -28,6 +27,7 @@ from .staging import (
     like_primals,
     name_of,
     normalize_argnums,
+    program_compiler,
     stage,
 )
 from .tracing import Tracer
@@ -83,7 +83,7 @@ def jit(fn=None, *, static_argnums=(), static_argnames=(), guards=False, backend
     if compile_options:
         raise ArgumentError(f"jit: {', '.join(sorted(compile_options))} need a compiled backend (backend='jax')")
     if backend is not None:
-        compiler(backend)  # an unknown or uninstalled backend fails here
+        program_compiler(backend)  # an unknown or uninstalled backend fails here
 
     def build(program, out_tree, closure, call):
         return _Staged(program, out_tree, closure)

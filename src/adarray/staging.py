@@ -34,6 +34,7 @@ from .core.ir import Eqn, Literal, Program, Var
 from .core.pytree import TreeDef, flatten, leaf_paths, unflatten
 from .core.types import SHORT_NAMES, Aval
 from .passes import eliminate_dead_code, simplify
+from .tiering import compile_tiered
 from .tracing import Tracer, eval_program, record_guard, trace_guarded
 from .tracing.concrete import convert, same_result
 from .tracing.tracer import CONSTANT_LIMIT
@@ -46,25 +47,44 @@ _NO_KEYWORDS = flatten({})[1]
 MAX_PATHS = 64
 
 
-# The backend every staged call runs on unless it names one (`jit(f, backend=...)`).
-_backend = os.environ.get("ADARRAY_BACKEND", "numpy") or "numpy"
+# The backend every staged call runs on unless it names one (`jit(f, backend=...)`): "auto" is the tiered
+# default (tiering.py: the interpreter first, Numba once a program is hot), "numpy" the interpreter only,
+# "numba" compiled at the first call.
+BACKENDS = ("auto", "numpy", "numba")
+_backend = os.environ.get("ADARRAY_BACKEND") or "auto"
 
 
 def set_backend(name: str) -> str:
     """Run every staged program (jit, grad, vjp, jvp, vmap, jacfwd, ...) on backend `name` from now on:
-    'numpy' (the default: the reference interpreter) or 'numba' (compiled fused loops; needs numba).
-    Returns the previous backend. `$ADARRAY_BACKEND` sets the initial choice.
+    'auto' (the default: the NumPy interpreter first, compiled by Numba once a program is hot, when Numba is
+    installed), 'numpy' (the reference interpreter only) or 'numba' (compiled fused loops at the first call;
+    needs numba). Returns the previous backend. `$ADARRAY_BACKEND` sets the initial choice. XLA is not a
+    backend of every staged call: name it per function, `ad.jit(f, backend="jax")`.
 
     >>> previous = set_backend("numba")  # doctest: +SKIP
     """
     global _backend
-    compiler(name)  # an unknown or uninstalled backend fails here, not at the next call
+    program_compiler(name)  # an unknown or uninstalled backend fails here, not at the next call
     previous, _backend = _backend, name
     return previous
 
 
 def get_backend() -> str:
     return _backend
+
+
+def program_compiler(name: str):
+    """The `compile(program, name)` of backend `name`."""
+    if name == "auto":
+        return compile_tiered
+    if name not in BACKENDS and name != "jax":
+        raise ArgumentError(f"unknown backend {name!r}; choose one of {', '.join(map(repr, BACKENDS))} (or name "
+                            "'jax' per function: ad.jit(f, backend='jax'))")
+    if name == "jax":
+        raise ArgumentError("the JAX backend runs a function staged for it: ad.jit(f, backend='jax') (or ad.lower, "
+                            "ad.data_parallel); set_backend and the un-jitted transformations use 'auto', 'numpy' "
+                            "or 'numba'")
+    return compiler(name)
 
 
 class _Staged:
@@ -96,7 +116,7 @@ class _Staged:
         backend = backend or _backend
         run = self._compiled.get(backend)
         if run is None:
-            run = self._compiled[backend] = compiler(backend)(self.program, self.name)
+            run = self._compiled[backend] = program_compiler(backend)(self.program, self.name)
         return run(*[np.asarray(a) for a in args])
 
 
