@@ -35,7 +35,8 @@ ALLOWED = {
     "backends": EXTENSIONS - {"numpy"},                        # every family's primitives, never the user API
     "testing": TRANSFORMS | {"backends", "numpy"},
     "tree_util": CORE,
-    "staging": TRANSFORMS | {"backends"},
+    "tiering": CORE | {"backends"},                             # the default tier: interpreter, then Numba
+    "staging": TRANSFORMS | {"backends", "tiering"},
     "api": TRANSFORMS | {"staging", "backends", "compiled"},
     "compiled": TRANSFORMS | {"staging", "backends"},           # jit/lower/data_parallel on compiled backends
     "batching": TRANSFORMS | {"numpy", "staging", "api"},
