@@ -228,3 +228,20 @@ def _central(f, x, eps=1e-6):
         step[index] = eps
         grad[index] = (f(x + step) - f(x - step)) / (2 * eps)
     return grad
+
+
+def test_functions_with_custom_rules_reuse_their_transformed_program(builds):
+    @ad.custom_jvp
+    def softplus(x):
+        return anp.log1p(anp.exp(x))
+
+    softplus.defjvp(lambda primals, tangents: (softplus(primals[0]), tangents[0] / (1.0 + anp.exp(-primals[0]))))
+    for x in (0.5, -1.0, 2.0):
+        assert np.isclose(ad.grad(softplus)(x), 1.0 / (1.0 + np.exp(-x)))
+    assert builds.count == 1
+
+
+def test_a_function_argument_outside_argnums_is_called_as_python():
+    apply_twice = lambda fn, x: fn(fn(x))
+    assert ad.grad(apply_twice, argnums=1)(lambda v: v * 3.0, 1.0) == 9.0
+    assert ad.grad(apply_twice, argnums=1)(anp.sin, 0.2) == np.cos(np.sin(0.2)) * np.cos(0.2)

@@ -546,8 +546,6 @@ def test_a_pullback_s_bwd_rule_is_traced_when_the_pullback_is_built():
     np.testing.assert_allclose(cotangent, 1 - np.tanh(0.55) ** 2, rtol=1e-14)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 21 section 1: un-jitted transformations reuse the program traced at "
-                                       "the first call, so the rule's Python code runs once, not at every call")
 def test_rules_run_at_every_differentiated_call():
     log = []
     tanh_jvp, _ = _logged(ADARRAY, log)
@@ -556,8 +554,6 @@ def test_rules_run_at_every_differentiated_call():
     assert log.count("jvp") == 3
 
 
-@pytest.mark.xfail(strict=True, reason="issue 21 section 4 (arguments outside argnums stay Python values): "
-                                       "grad(f, 1)(fn, x) traces the function argument fn")
 def test_grad_with_a_function_argument_outside_argnums():
     @partial(ad.custom_jvp, nondiff_argnums=(0,))
     def apply(fn, x):

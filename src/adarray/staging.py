@@ -296,9 +296,10 @@ class _Call:
     """One call's arguments: dynamic leaves with their avals and structure, static values, and the
     flat function of the leaves that calls fn with everything in place.
 
-    `python_values`: positions of arguments whose Python integers and booleans (and NumPy integer
-    scalars) stay Python values, as in jax.grad for the arguments outside argnums: a count, an
-    exponent or a shift (`matrix_power(a, n)`, `x[:n]`, `range(n)`) is then usable as such.
+    `python_values`: positions of arguments whose leaves stay Python values unless they are arrays or
+    floats (integers, booleans, functions, strings: `_stays_python`), as in jax.grad for the arguments
+    outside argnums: a count, an exponent or a shift (`matrix_power(a, n)`, `x[:n]`, `range(n)`) or a
+    function is then usable as such.
     """
 
     def __init__(self, fn, args, kwargs, static_argnums=(), static_argnames=(), python_values=()):
@@ -314,7 +315,7 @@ class _Call:
         self.kept = {}  # leaf index -> the Python value passed through unchanged
         if python_values:
             self.kept = {i: leaf for i, (leaf, position) in enumerate(zip(leaves, self.positions))
-                         if position in python_values and _is_python_integer(leaf)}
+                         if position in python_values and _stays_python(leaf)}
         self.avals = [_aval(leaf, fn, self.in_tree, i) for i, leaf in enumerate(leaves) if i not in self.kept]
         if self.kept:
             leaves = [leaf for i, leaf in enumerate(leaves) if i not in self.kept]
@@ -353,8 +354,12 @@ def _leaf_positions(in_tree) -> list:
     return positions + [-1] * keywords.num_leaves
 
 
-def _is_python_integer(value) -> bool:
-    return isinstance(value, (int, np.integer, np.bool_)) and not isinstance(value, np.ndarray)
+def _stays_python(value) -> bool:
+    """Outside argnums, what is not floating-point data stays a Python value: integers and booleans (NumPy's
+    scalars included), functions, strings and other objects; arrays and floats are traced."""
+    if isinstance(value, (np.ndarray, Tracer, float, complex, np.inexact)):
+        return False
+    return not hasattr(type(value), "addressable_shards")  # a jax.Array is data
 
 
 def _unhashable(fn, args, static_positions, static_kwargs) -> str:

@@ -24,6 +24,7 @@ import inspect
 import numpy as np
 
 from ..core.errors import ArgumentError, ShapeError
+from ..core.fingerprint import fingerprint
 from ..core.ir import Program
 from ..core.primitive import Primitive, Zero, is_zero
 from ..core.printer import format_program
@@ -73,6 +74,13 @@ class LazyProgram:
 
     def __repr__(self) -> str:
         return f"LazyProgram({self.name!r}, traced={self._program is not None})"
+
+    def fingerprint_key(self):
+        """Its program's fingerprint once traced; before, a key equal to no other (tracing it here would run
+        the rule's Python code, which must run only when the function is differentiated)."""
+        if self._program is None:
+            return ("lazy", object())
+        return ("program", fingerprint(self._program))
 
 
 def program_of(param) -> Program:

@@ -63,6 +63,9 @@ def array_digest(array: np.ndarray) -> bytes:
 def _param_key(value):
     if isinstance(value, Program):
         return ("program", fingerprint(value))
+    key = getattr(type(value), "fingerprint_key", None)
+    if key is not None:  # a param that holds a program of its own (a custom rule, traced on demand)
+        return key(value)
     if isinstance(value, (list, tuple)):
         return (type(value).__name__,) + tuple(_param_key(v) for v in value)
     if isinstance(value, dict):
