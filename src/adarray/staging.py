@@ -104,7 +104,7 @@ class _Staged:
 
     def with_closure(self, closure) -> _Staged:
         """This program with the closed-over values of another call (the compiled code is shared)."""
-        if not closure and not self.closure:
+        if len(closure) == 0 and len(self.closure) == 0:
             return self
         bound = copy.copy(self)
         bound.closure = closure
@@ -501,7 +501,9 @@ def _stage_this_call(fn, kind, call, build, guarded):
         raise ArgumentError(f"the pytree structure of the arguments of '{name_of(fn)}' is not hashable (the aux "
                             "data of a registered node type must be hashable)") from None
     if staged is None:
-        staged = _PROGRAMS[key] = _build(fn, kind, build, program, out_tree, closure, call)
+        staged = _build(fn, kind, build, program, out_tree, closure, call)
+        # Cached without this call's closed-over values: the cache must not keep a caller's data alive.
+        _PROGRAMS[key] = staged.with_closure(())
         if len(_PROGRAMS) > MAX_PROGRAMS:
             _PROGRAMS.popitem(last=False)
     else:
