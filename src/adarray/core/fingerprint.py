@@ -37,8 +37,10 @@ def fingerprint(program: Program) -> tuple:
         inputs = tuple(atom(a) for a in eqn.inputs)
         for var in eqn.outputs:
             numbers[id(var)] = len(numbers)
-        parts.append((eqn.prim, inputs, tuple(sorted((k, _param_key(v)) for k, v in eqn.params.items())),
-                      tuple(var.aval for var in eqn.outputs)))
+        # The outputs' types follow from the inputs' and the params (the shape rule is a function of them).
+        params = eqn.params
+        parts.append((eqn.prim, inputs, tuple(sorted((k, _param_key(v)) for k, v in params.items())) if params
+                      else ()))
     parts.append(tuple(atom(a) for a in program.outputs))
     return tuple(parts)
 

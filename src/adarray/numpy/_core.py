@@ -93,11 +93,37 @@ def cast(value, target_dtype):
 
 def prepare(op: str, *values, dtype=None):
     """Promote to one dtype (or `dtype`) and broadcast to one shape."""
+    if dtype is None:
+        ready = _prepared_already(values)
+        if ready is not None:
+            return ready
     values = [v if is_python_scalar(v) else asvalue(v) for v in values]
     target = np.dtype(dtype) if dtype is not None else result_dtype(*values)
     out_shape = broadcast_shapes(op, *[np.shape(v) if is_python_scalar(v) else shape(v) for v in values])
     return [_broadcast_constant(v, target, out_shape) if _is_constant_scalar(v, target) else
             broadcast_exact(cast(v, target), out_shape) for v in values]
+
+
+def _prepared_already(values):
+    """Tracing's common cases, without the promotion machinery: traced operands of one type, with Python
+    numbers beside a floating-point one (which take its dtype, as NumPy 2's weak scalars do). None otherwise."""
+    common = None
+    for value in values:
+        if type(value) is Tracer:
+            if common is None:
+                common = value.aval
+            elif value.aval != common:
+                return None
+        elif type(value) not in (int, float):
+            return None
+    if common is None:
+        return None
+    if all(type(value) is Tracer for value in values):
+        return list(values)
+    if common.dtype.kind != "f":
+        return None
+    return [value if type(value) is Tracer else np.broadcast_to(np.asarray(value, common.dtype), common.shape)
+            for value in values]
 
 
 def _is_constant_scalar(value, target) -> bool:
