@@ -125,8 +125,9 @@ class _Guards:
     program's inputs, and per value the Python conversion applied and the result the trace saw."""
 
     def __init__(self, program: Program, checks):
-        # Only dead code goes: the simplifier's algebra (x * 0 -> 0 even at NaN) could make a guard
-        # disagree with the value Python saw, and the program would then be traced on every call.
+        # Only dead code goes: the simplifier's one reassociation ((x * c1) * c2 -> x * (c1 c2)) could change a
+        # guarded value's last bit, so that it disagrees with the value Python saw, and the program would then
+        # be traced on every call.
         self.program = eliminate_dead_code(program)
         self.checks = checks
         used = {id(a) for eqn in self.program.eqns for a in eqn.inputs} | {id(a) for a in self.program.outputs}
