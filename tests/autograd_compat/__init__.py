@@ -1,5 +1,5 @@
-"""autograd's names on adarray: the compatibility layer that the vendored autograd tests and examples
-(tests/autograd_suite) import in place of `autograd`.
+"""autograd's names on adarray: the compatibility layer that autograd's own tests and examples (fetched and
+renamed by tests/autograd_suite/autograd_source.py) import in place of `autograd`.
 
 It is a test fixture, not part of adarray: it maps autograd's calling conventions (argnum, keyword
 arguments passed through to the function, curried make_* helpers) onto adarray's transformations, and
@@ -62,9 +62,9 @@ def _argnums(argnum):
 
 def grad(fun, argnum=0):
     """
-    Returns a function which computes the gradient of `fun` with respect to
-    positional argument number `argnum` (adarray.grad with argnums=argnum). Keyword arguments are passed
-    through to `fun` and not differentiated."""
+    Returns a function which evaluates adarray.grad(fun, argnums=argnum): the derivative of the scalar `fun`
+    in its argument number `argnum` (a tuple of them for a list of argnums). Keyword arguments go to `fun`
+    unchanged. (autograd's tests require this docstring to start with a newline and "Returns a function which".)"""
     def grad(unary, x):
         return _ad.grad(unary)(x)
 
@@ -78,7 +78,7 @@ def grad(fun, argnum=0):
 
 
 def value_and_grad(fun, argnum=0):
-    """Returns a function that returns both value and gradient (adarray.value_and_grad)."""
+    """(fun(*args), its gradient in argument `argnum`) from one call: adarray.value_and_grad."""
     def value_and_grad(unary, x):
         return _ad.value_and_grad(unary)(x)
 

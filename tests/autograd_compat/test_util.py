@@ -13,12 +13,14 @@ from adarray.testing import check_grads as _check_grads
 REAL_ONLY = os.environ.get("AUTOGRAD_COMPAT_REAL_ONLY") == "1"
 CHECKS = {"run": 0, "skipped": 0}  # per test, reset by tests/autograd_suite/conftest.py
 
-TOL = 1e-6
+TOL = 1e-6   # autograd's absolute and relative tolerances for scalar_close and check_equivalent
 RTOL = 1e-6
 
 
 def scalar_close(a, b):
-    return abs(a - b) < TOL or abs(a - b) / abs(a + b) < RTOL
+    """a and b agree to TOL absolutely or to RTOL relative to their mean magnitude."""
+    gap = abs(a - b)
+    return gap < TOL or gap < RTOL * abs(a + b)
 
 
 def check_grads(fun, argnum=0, modes=("fwd", "rev"), order=2):
@@ -44,17 +46,16 @@ def check_grads(fun, argnum=0, modes=("fwd", "rev"), order=2):
     return check
 
 
-def combo_check(fun, *args, **kwargs):
-    """Check the gradients at every combination of the given argument and keyword values."""
-    _check_grads = lambda f: check_grads(f, *args, **kwargs)  # noqa: E731
+def combo_check(fun, *check_args, **check_kwargs):
+    """combo_check(fun, argnum, ...)(values_0, values_1, ..., key=values, ...): check_grads(fun, argnum, ...)
+    at every combination of one value per positional argument and one per keyword."""
+    def run(*values_per_argument, **values_per_keyword):
+        names = list(values_per_keyword)
+        for arguments in product(*values_per_argument):
+            for keyword_values in product(*values_per_keyword.values()):
+                check_grads(fun, *check_args, **check_kwargs)(*arguments, **dict(zip(names, keyword_values)))
 
-    def _combo_check(*args, **kwargs):
-        kwarg_key_vals = [[(k, x) for x in xs] for k, xs in kwargs.items()]
-        for _args in product(*args):
-            for _kwargs in product(*kwarg_key_vals):
-                _check_grads(fun)(*_args, **dict(_kwargs))
-
-    return _combo_check
+    return run
 
 
 def check_equivalent(x, y):

@@ -7,5 +7,5 @@ def quick_grad_check(fun, arg0, extra_args=(), kwargs={}, verbose=True, eps=1e-4
     **kwargs) in arg0, reverse mode, first order (the tolerances are adarray's policy)."""
     from .test_util import check_grads
 
-    warnings.warn("quick_grad_check is deprecated. Use check_grads instead.", stacklevel=2)
+    warnings.warn("autograd.util.quick_grad_check is deprecated: use autograd.test_util.check_grads", stacklevel=2)
     check_grads(lambda x: fun(x, *extra_args, **kwargs), modes=["rev"], order=1)(arg0)

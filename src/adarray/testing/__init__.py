@@ -1,5 +1,7 @@
-"""Test helpers: the numerical oracles for derivative rules and passes (one tolerance policy)."""
+"""Test helpers: the numerical oracles for derivative rules and passes (one tolerance policy), and central
+differences (`differences`), the one finite-difference oracle."""
 from .check_grads import check_grads
+from .differences import numerical_derivative, numerical_gradient, numerical_hessian, numerical_jacobian, numerical_jvp
 from .oracles import (
     Tolerance,
     check_jvp,
@@ -7,8 +9,6 @@ from .oracles import (
     check_second_order,
     check_vjp,
     check_vmap,
-    numerical_gradient,
-    numerical_jvp,
     program_tolerance,
     tolerances,
 )
@@ -21,7 +21,10 @@ __all__ = [
     "check_second_order",
     "check_vjp",
     "check_vmap",
+    "numerical_derivative",
     "numerical_gradient",
+    "numerical_hessian",
+    "numerical_jacobian",
     "numerical_jvp",
     "program_tolerance",
     "tolerances",

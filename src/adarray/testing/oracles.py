@@ -34,6 +34,8 @@ from adarray.passes import simplify
 from adarray.transforms.jvp import jvp_program
 from adarray.transforms.vjp import vjp_program
 
+from .differences import numerical_gradient, numerical_jvp, wide
+
 __all__ = [
     "Tolerance",
     "check_jvp",
@@ -123,12 +125,6 @@ def _random_like(avals, rng, only_floats=True):
     return values
 
 
-def wide(x):
-    """x in float64, or complex128 if it is complex: the precision every check computes in."""
-    x = np.asarray(x)
-    return x.astype(np.complex128 if is_complex(x.dtype) else np.float64)
-
-
 def pairing(x, y) -> float:
     """Re(sum x * y): the real pairing under which reverse mode is the transpose of forward mode
     (JAX's convention; for real values the dot product)."""
@@ -165,34 +161,6 @@ def _check_close(actual, expected, rtol, atol, what, *programs):
 
 
 # --- the oracles ---------------------------------------------------------------------------------
-
-
-def numerical_jvp(f, args, tangents, eps: float):
-    """Central differences (f(x + h t) - f(x - h t)) / 2h, computed in float64 (complex128 for complex
-    arguments or results; a complex tangent moves along the real and the imaginary directions at once).
-
-    `f(*args)` returns a list of arrays; `tangents` has one entry per arg (None:
-    that arg is held fixed). Perturbed args are cast back to their own dtype.
-    Returns one float64 array per float output of `f`, None for the others.
-    """
-    def shifted(sign):
-        out = []
-        for arg, tangent in zip(args, tangents):
-            arg = np.asarray(arg)
-            if tangent is None:
-                out.append(arg)
-            else:
-                moved = wide(arg) + sign * eps * wide(tangent)
-                out.append(moved.astype(arg.dtype))
-        return out
-
-    with np.errstate(all="ignore"):
-        plus, minus = f(*shifted(1.0)), f(*shifted(-1.0))
-    return [
-        (wide(p) - wide(m)) / (2.0 * eps)
-        if is_float(np.asarray(p).dtype) else None
-        for p, m in zip(plus, minus)
-    ]
 
 
 def check_jvp(program: Program, args, rng) -> None:
@@ -355,18 +323,3 @@ def check_vmap(program: Program, args, rng, size: int = 3) -> None:
             expected = np.stack([s[index] for s in slices]) if flag else slices[0][index]
             _check_close(value, expected, tolerance.exact, tolerance.exact,
                          f"vmap output {index} (batched inputs {batched})", program, batched_program)
-
-
-def numerical_gradient(f, x, eps: float = 1e-6):
-    """Central differences of a scalar function, one coordinate at a time (float64).
-
-    For a vector-valued f the result stacks one row per input coordinate (a Jacobian's rows).
-    """
-    x = wide(x)
-    rows = []
-    for index in np.ndindex(x.shape):
-        step = np.zeros_like(x)
-        step[index] = eps
-        rows.append((wide(f(x + step)) - wide(f(x - step))) / (2 * eps))
-    stacked = np.stack(rows) if rows else np.zeros((0,))
-    return stacked.reshape(x.shape) if stacked.ndim == 1 else stacked

@@ -1,2 +1,2 @@
-"""autograd.misc: flatten, the optimizers (autograd's own code, on adarray.numpy) and fixed_point."""
+"""autograd.misc: flatten, the optimizers (sgd, rmsprop, adam: written here) and fixed_point."""
 from .flatten import flatten  # noqa: F401

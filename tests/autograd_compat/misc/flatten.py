@@ -26,6 +26,11 @@ def flatten(value):
 
 
 def flatten_func(func, example):
-    _ex, unflatten = flatten(example)
-    _func = lambda _x, *args: flatten(func(unflatten(_x), *args))[0]  # noqa: E731
-    return _func, unflatten, _ex
+    """(flat_func, unflatten, flat_example): func seen as a map between flat vectors, for a function of a
+    pytree shaped like `example` that returns a pytree; extra positional arguments pass through."""
+    flat_example, unflatten = flatten(example)
+
+    def flat_func(vector, *args):
+        return flatten(func(unflatten(vector), *args))[0]
+
+    return flat_func, unflatten, flat_example

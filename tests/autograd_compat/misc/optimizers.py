@@ -1,77 +1,72 @@
-# Vendored from autograd 1.9.1 (autograd/misc/optimizers.py, MIT licence, see tests/autograd_suite/LICENSE);
-# only the imports changed (autograd -> autograd_compat, wrap_util.wraps -> functools.wraps).
-"""Some standard gradient-based stochastic optimizers.
+"""autograd.misc.optimizers' interface, written here: sgd (with momentum), rmsprop and adam.
 
-These are just standard routines that don't make any use of autograd,
-though you could take gradients of these functions too if you want
-to do meta-optimization.
+Each takes `gradient(x, iteration)`, a starting point `x0` that may be any pytree of arrays (a dict of weight
+matrices, a list of layers), an optional `callback(x, iteration, g)` called before each step, and keyword
+options with the names and defaults autograd uses; it returns the last iterate with x0's structure.
 
-These routines can optimize functions whose inputs are structured
-objects, such as dicts of numpy arrays."""
+    trained = adam(lambda x, i: 2 * x, np.ones(3), num_iters=50, step_size=0.1)
 
-import autograd_compat.numpy as np
-from autograd_compat.misc import flatten
-from functools import wraps
+The updates run on one flat float vector (adarray's pytree flattening), with NumPy.
+"""
+import numpy as _onp
 
-
-def unflatten_optimizer(optimize):
-    """Takes an optimizer that operates on flat 1D numpy arrays and returns a
-    wrapped version that handles trees of nested containers (lists/tuples/dicts)
-    with arrays/scalars at the leaves."""
-
-    @wraps(optimize)
-    def _optimize(grad, x0, callback=None, *args, **kwargs):
-        _x0, unflatten = flatten(x0)
-        _grad = lambda x, i: flatten(grad(unflatten(x), i))[0]
-        if callback:
-            _callback = lambda x, i, g: callback(unflatten(x), i, unflatten(g))
-        else:
-            _callback = None
-        return unflatten(optimize(_grad, _x0, _callback, *args, **kwargs))
-
-    return _optimize
+from .flatten import flatten
 
 
-@unflatten_optimizer
-def sgd(grad, x, callback=None, num_iters=200, step_size=0.1, mass=0.9):
-    """Stochastic gradient descent with momentum.
-    grad() must have signature grad(x, i), where i is the iteration number."""
-    velocity = np.zeros(len(x))
-    for i in range(num_iters):
-        g = grad(x, i)
-        if callback:
-            callback(x, i, g)
-        velocity = mass * velocity - (1.0 - mass) * g
+def _flat_steps(update):
+    """`update(gradient_at, x, callback, **options)` on flat vectors -> the same over pytrees."""
+    def optimizer(grad, x0, callback=None, **options):
+        flat_start, unflatten = flatten(x0)
+
+        def gradient_at(vector, iteration):
+            return _onp.asarray(flatten(grad(unflatten(vector), iteration))[0], dtype=float)
+
+        def report(vector, iteration, gradient):
+            if callback is not None:
+                callback(unflatten(vector), iteration, unflatten(gradient))
+
+        return unflatten(update(gradient_at, _onp.asarray(flat_start, dtype=float), report, **options))
+
+    optimizer.__name__, optimizer.__doc__ = update.__name__, update.__doc__
+    return optimizer
+
+
+@_flat_steps
+def sgd(gradient_at, x, report, num_iters=200, step_size=0.1, mass=0.9):
+    """Gradient descent with momentum: the velocity is an exponential average (weight `mass`) of -gradient."""
+    velocity = _onp.zeros_like(x)
+    for iteration in range(num_iters):
+        g = gradient_at(x, iteration)
+        report(x, iteration, g)
+        velocity = mass * velocity + (mass - 1.0) * g
         x = x + step_size * velocity
     return x
 
 
-@unflatten_optimizer
-def rmsprop(grad, x, callback=None, num_iters=100, step_size=0.1, gamma=0.9, eps=10**-8):
-    """Root mean squared prop: See Adagrad paper for details."""
-    avg_sq_grad = np.ones(len(x))
-    for i in range(num_iters):
-        g = grad(x, i)
-        if callback:
-            callback(x, i, g)
-        avg_sq_grad = avg_sq_grad * gamma + g**2 * (1 - gamma)
-        x = x - step_size * g / (np.sqrt(avg_sq_grad) + eps)
+@_flat_steps
+def rmsprop(gradient_at, x, report, num_iters=100, step_size=0.1, gamma=0.9, eps=1e-8):
+    """Steps of -step_size g / (sqrt(mean square of g) + eps), the mean an exponential average (weight
+    `gamma`) that starts at one."""
+    mean_square = _onp.ones_like(x)
+    for iteration in range(num_iters):
+        g = gradient_at(x, iteration)
+        report(x, iteration, g)
+        mean_square = gamma * mean_square + (1.0 - gamma) * g * g
+        x = x - step_size * g / (_onp.sqrt(mean_square) + eps)
     return x
 
 
-@unflatten_optimizer
-def adam(grad, x, callback=None, num_iters=100, step_size=0.001, b1=0.9, b2=0.999, eps=10**-8):
-    """Adam as described in http://arxiv.org/pdf/1412.6980.pdf.
-    It's basically RMSprop with momentum and some correction terms."""
-    m = np.zeros(len(x))
-    v = np.zeros(len(x))
-    for i in range(num_iters):
-        g = grad(x, i)
-        if callback:
-            callback(x, i, g)
-        m = (1 - b1) * g + b1 * m  # First  moment estimate.
-        v = (1 - b2) * (g**2) + b2 * v  # Second moment estimate.
-        mhat = m / (1 - b1 ** (i + 1))  # Bias correction.
-        vhat = v / (1 - b2 ** (i + 1))
-        x = x - step_size * mhat / (np.sqrt(vhat) + eps)
+@_flat_steps
+def adam(gradient_at, x, report, num_iters=100, step_size=0.001, b1=0.9, b2=0.999, eps=1e-8):
+    """Adam (Kingma and Ba, 2015): exponential averages of g (weight b1) and of g^2 (weight b2), both started
+    at zero and divided by 1 - b^t to remove that start's bias; the step is -step_size mean / (sqrt(square) + eps)."""
+    mean, square = _onp.zeros_like(x), _onp.zeros_like(x)
+    for iteration in range(num_iters):
+        g = gradient_at(x, iteration)
+        report(x, iteration, g)
+        mean = b1 * mean + (1.0 - b1) * g
+        square = b2 * square + (1.0 - b2) * g * g
+        steps = iteration + 1
+        unbiased_mean, unbiased_square = mean / (1.0 - b1 ** steps), square / (1.0 - b2 ** steps)
+        x = x - step_size * unbiased_mean / (_onp.sqrt(unbiased_square) + eps)
     return x

@@ -20,7 +20,8 @@ def make_diagonal(D, offset=0, axis1=0, axis2=1):
     import adarray.numpy as _anp
 
     if not (offset == 0 and axis1 == -1 and axis2 == -2):
-        raise NotImplementedError("Currently make_diagonal only supports offset=0, axis1=-1, axis2=-2")
+        raise NotImplementedError(f"make_diagonal: only offset=0, axis1=-1, axis2=-2 are supported (as in autograd), "
+                                  f"not offset={offset}, axis1={axis1}, axis2={axis2}")
     return _anp.expand_dims(D, -1) * _onp.eye(_onp.shape(D)[-1])
 
 

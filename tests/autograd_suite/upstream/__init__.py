@@ -1,1 +1,0 @@
-"""Vendored from autograd 1.9.1; only imports changed (see ../README.md)."""
