@@ -243,12 +243,20 @@ def _has(module):
 # --- colouring --------------------------------------------------------------------------------------------------
 
 
+def _pattern_hand(quick: bool) -> str:
+    """The hand of the colouring table: ADBench's big complicated hand5 (800 points) when the data folder holds
+    it (--data, $ADBENCH_DATA), else the largest complicated hand shipped with the repository (400 points)."""
+    if quick:
+        return "complicated_small/hand1_t26_c100.txt"
+    big = "complicated_big/hand5_t26_c800.txt"
+    return big if (data_root() / "hand" / big).is_file() else "complicated_small/hand4_t26_c400.txt"
+
+
 def _patterns(args):
     rng = np.random.default_rng(0)
     problem = problems.bundle_adjustment(args.instances[0], observations=500 if args.quick else 10 ** 9)
     found = {problem.name: ad.jacobian_sparsity(problem.residual, problem.x0, *problem.args)}
-    hand = problems.hand_tracking("complicated_big/hand5_t26_c800.txt" if not args.quick else
-                                  "complicated_small/hand1_t26_c100.txt")
+    hand = problems.hand_tracking(_pattern_hand(args.quick))
     found[hand.name] = ad.jacobian_sparsity(hand.residual, hand.x0, *hand.args)
     k = 30 if args.quick else 200
     line = sp.diags([np.ones(k - 1), np.ones(k), np.ones(k - 1)], [-1, 0, 1], format="csr")

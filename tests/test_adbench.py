@@ -15,10 +15,10 @@ ADBENCH_TOLERANCE = 1e-8      # ADBench's JacobianCheck default, for our values 
 DIFFERENCE_TOLERANCE = 1e-6   # derivatives against central differences (step 1e-6, float64)
 
 try:
-    ROOT = adbench_data.data_root()
+    ROOT = adbench_data.data_root()  # the instances shipped in benchmarks/adbench/instances, unless $ADBENCH_DATA
 except FileNotFoundError:
     ROOT = None
-needs_data = pytest.mark.skipif(ROOT is None, reason="ADBench data folder not found (set ADBENCH_DATA)")
+needs_data = pytest.mark.skipif(ROOT is None, reason="$ADBENCH_DATA names no ADBench data folder")
 
 
 # --- tiny synthetic instances (no data files needed) --------------------------------------------------------------
@@ -240,8 +240,35 @@ def test_readers_reject_bad_files_with_clear_errors(tmp_path):
         adbench_data.catalogue(["gmx"], "tiny")
 
 
-@needs_data
-def test_every_catalogued_instance_exists():
+def test_the_repository_ships_the_tiny_and_small_instances():
+    assert adbench_data.data_root(adbench_data.SHIPPED) == adbench_data.SHIPPED
+    for size in ("tiny", "small"):
+        for instance in adbench_data.catalogue(adbench_data.PROBLEMS, size):
+            assert (adbench_data.SHIPPED / instance.path).is_file(), instance.path
+    sizes = sum(path.stat().st_size for path in adbench_data.SHIPPED.rglob("*") if path.is_file())
+    assert sizes < 1_000_000, f"benchmarks/adbench/instances holds {sizes} bytes: keep the repository lean"
+    complicated = adbench_data.read_hand(adbench_data.SHIPPED / "hand" / "complicated_small" / "hand1_t26_c100.txt")
+    assert complicated.complicated and complicated.model.base_positions.shape == (544, 4)  # the model one folder up
+
+
+def test_missing_instances_say_where_the_full_data_is(monkeypatch, tmp_path):
+    monkeypatch.delenv("ADBENCH_DATA", raising=False)
+    medium = adbench_data.catalogue(["gmm"], "medium")
+    with pytest.raises(FileNotFoundError, match="ships the tiny and small instances only.*ADBENCH_DATA"):
+        adbench_data.data_root(needed=medium)
+    with pytest.raises(FileNotFoundError, match="ships the tiny and small instances only"):
+        medium[0].load(adbench_data.SHIPPED)
+    with pytest.raises(FileNotFoundError, match=r"ADBench data not found in .*none \(--data\)"):
+        adbench_data.data_root(tmp_path / "none")
+    monkeypatch.setenv("ADBENCH_DATA", str(tmp_path))
+    (tmp_path / "gmm").mkdir()
+    with pytest.raises(FileNotFoundError, match=r"missing in .*: gmm/1k/gmm_d10_K50.txt.*from \$ADBENCH_DATA"):
+        adbench_data.data_root(needed=medium)
+
+
+@pytest.mark.skipif(ROOT is None or ROOT == adbench_data.SHIPPED, reason="the medium set needs ADBench's full data "
+                    "($ADBENCH_DATA)")
+def test_every_catalogued_instance_exists_in_the_full_data():
     for size in adbench_data.SIZES:
         for instance in adbench_data.catalogue(adbench_data.PROBLEMS, size):
             assert (ROOT / instance.path).is_file(), instance.path

@@ -12,6 +12,9 @@ Formats (microsoft/ADBench, docs/FileFormat.md; see ../shared/design/papers/adbe
   b state; blank; c lines of b sequence bits.
 
 Every reader raises `FormatError` (a ValueError) naming the file and what is wrong.
+
+The tiny and small instances ship in `instances/` (ADBench's files, MIT: see instances/README.md); the full
+set is read from `--data DIR` or $ADBENCH_DATA (`data_root`).
 """
 from __future__ import annotations
 
@@ -23,6 +26,11 @@ import numpy as np
 
 BA_CAMERA_PARAMS = 11
 HAND_THETA = 26
+
+
+SHIPPED = Path(__file__).resolve().parent / "instances"  # the tiny and small sets (instances/README.md)
+FULL_DATA_HINT = ("the repository ships the tiny and small instances only (benchmarks/adbench/instances); pass "
+                  "--data DIR or set ADBENCH_DATA to a copy of ADBench's data/ folder (github.com/microsoft/ADBench)")
 
 
 class FormatError(ValueError):
@@ -145,7 +153,8 @@ class LSTMData:
 def _lines(path) -> list[list[str]]:
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"no such ADBench input file: {path}")
+        hint = f"; {FULL_DATA_HINT}" if SHIPPED in path.resolve().parents else ""
+        raise FileNotFoundError(f"no such ADBench input file: {path}{hint}")
     with open(path) as handle:
         return [line.split() for line in handle]
 
@@ -240,8 +249,12 @@ def read_hand_model(folder) -> HandModel:
 
 def read_hand(path, model_folder=None) -> HandData:
     """A hand instance, simple or complicated (told apart by the line count); the model defaults to `model/`
-    beside the file."""
+    beside the file, else to the `model/` of the folder above (the shipped instances keep one copy of the small
+    model, which ADBench repeats in each `*_small/` folder)."""
     path = Path(path)
+    if model_folder is None:
+        beside, above = path.parent / "model", path.parent.parent / "model"
+        model_folder = above if not beside.is_dir() and above.is_dir() else beside
     rows = [r for r in _lines(path) if r]
     n, n_theta = _header(path, rows, 2, "N 26")
     if n_theta != HAND_THETA:
@@ -283,17 +296,27 @@ def read_lstm(path, max_chars: int | None = None) -> LSTMData:
 # --- where the data live, and which instances each size runs ------------------------------------------------------
 
 
-def data_root(explicit=None) -> Path:
-    """The ADBench data folder: `explicit`, else $ADBENCH_DATA, else ../shared/data/adbench beside the repository."""
-    repo = Path(__file__).resolve().parents[2]
-    candidates = [Path(explicit)] if explicit else (
-        [Path(os.environ["ADBENCH_DATA"])] if os.environ.get("ADBENCH_DATA") else
-        [repo.parent / "shared" / "data" / "adbench", repo / "data" / "adbench"])
-    for candidate in candidates:
-        if (candidate / "gmm").is_dir() or (candidate / "ba").is_dir():
-            return candidate
-    raise FileNotFoundError("ADBench data not found (looked in " + ", ".join(map(str, candidates)) +
-                            "); pass --data DIR or set ADBENCH_DATA")
+
+
+def data_root(explicit=None, needed=()) -> Path:
+    """The ADBench data folder: `explicit` (--data), else $ADBENCH_DATA, else the instances shipped in
+    benchmarks/adbench/instances. Raises FileNotFoundError, saying where to get them, when a folder lacks one
+    of the `needed` instances."""
+    if explicit:
+        root, origin = Path(explicit), "--data"
+    elif os.environ.get("ADBENCH_DATA"):
+        root, origin = Path(os.environ["ADBENCH_DATA"]), "$ADBENCH_DATA"
+    else:
+        root, origin = SHIPPED, "shipped"
+    if not any((root / problem).is_dir() for problem in ("gmm", "ba", "hand", "lstm")):
+        raise FileNotFoundError(f"ADBench data not found in {root} ({origin}): expected ADBench's data/ layout "
+                                "(gmm/, ba/, hand/, lstm/)")
+    missing = [instance.path for instance in needed if not (root / instance.path).is_file()]
+    if missing:
+        where = FULL_DATA_HINT if origin == "shipped" else f"from {origin}"
+        raise FileNotFoundError(f"ADBench instances missing in {root}: {', '.join(missing[:4])}"
+                                f"{' ...' if len(missing) > 4 else ''}; {where}")
+    return root
 
 
 @dataclass(frozen=True)

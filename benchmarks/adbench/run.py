@@ -54,8 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
                              "jax.jit(jax.grad); the NumPy backend runs too, as the reference of the checks); "
                              "default numpy")
     parser.add_argument("--out", default="results", help="output folder (default results/)")
-    parser.add_argument("--data", default=None, help="ADBench data folder (default $ADBENCH_DATA or "
-                                                     "../shared/data/adbench beside the repository)")
+    parser.add_argument("--data", default=None, help="ADBench data folder, laid out as ADBench's data/ (default "
+                                                     "$ADBENCH_DATA, else the tiny and small instances shipped in "
+                                                     "benchmarks/adbench/instances)")
     parser.add_argument("--threads", type=int, default=1, help="threads for every library (default 1, as ADBench)")
     parser.add_argument("--quick", action="store_true",
                         help="smoke run: tiny instances, short timing (min-time 0.01 s, 3 runs)")
@@ -157,7 +158,7 @@ def run(args, problems, tools, size) -> int:
     from .report import markdown, plot, write_csv
 
     protocol = _protocol(args)
-    root = data_root(args.data)
+    root = data_root(args.data, catalogue(problems, size))
     modules, notes, backends = {}, [], {}
     for tool in tools:
         if not available(tool):
@@ -246,7 +247,7 @@ def profile(args, problems, size) -> int:
     from .tool_adarray import prepare
 
     protocol = _protocol(args)
-    root = data_root(args.data)
+    root = data_root(args.data, catalogue(problems, size))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     sections = [f"# adarray: per-primitive time of the NumPy interpreter ({size} instances)"]
@@ -284,7 +285,7 @@ def profile_compiled(args, problems, size) -> int:
     from .tool_adarray import prepare, use_backend
 
     protocol = _protocol(args)
-    root = data_root(args.data)
+    root = data_root(args.data, catalogue(problems, size))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     sections = [f"# adarray, Numba backend: time per compiled group ({size} instances)"]
