@@ -26,11 +26,11 @@ import numpy as np
 
 import adarray as ad
 import adarray.numpy as anp
-from adarray.cli import Progress
 from adarray.core.pytree import flatten
 from adarray.core.types import Aval
 from adarray.parallel.api import _trace_operator
 from adarray.parallel.general import general_reduce, general_scan
+from adarray.progress import Progress
 
 from .timing import best_time, relaunch, threads_fixed
 

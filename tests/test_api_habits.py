@@ -9,7 +9,8 @@ import pytest
 
 import adarray as ad
 import adarray.numpy as anp
-from adarray.cli import BENCHMARKS, Progress, main
+from adarray.cli import BENCHMARKS, main
+from adarray.progress import Progress
 
 rng = np.random.default_rng(0)
 X = np.array([0.5, -1.2, 2.0])

@@ -51,7 +51,8 @@ ALLOWED = {
     # least squares: graph colouring (no adarray import), sparse Jacobians, and the solvers on the public API
     "colouring": set(),
     "sparse_jacobians": TRANSFORMS | {"staging", "api", "colouring"},
-    "optim": EXTENSIONS | {"api", "staging", "tree_util", "bounds", "jacobians", "sparse_jacobians"},
+    "progress": set(),                                          # progress bars and lines (tqdm when installed)
+    "optim": EXTENSIONS | {"api", "staging", "tree_util", "bounds", "jacobians", "sparse_jacobians", "progress"},
     "reversible": NESTED | {"numpy", "kernels"},                # the reversible language and its primitives
     "sparse": EXTENSIONS,                                       # an application: user API and primitives
     # the top: the package itself and the command line see everything

@@ -224,7 +224,7 @@ def test_progress_without_tqdm_prints_lines(capfd, monkeypatch):
     monkeypatch.setitem(sys.modules, "tqdm", None)
     problem = solver_problems.exponentials()
     optim.gauss_newton(problem.residual, problem.x0, problem.args, progress=True)
-    assert "iteration 1: cost" in capfd.readouterr().err
+    assert "gauss_newton: [1/100] cost=" in capfd.readouterr().err
 
 
 # --- SciPy interop --------------------------------------------------------------------------------------------

@@ -123,24 +123,6 @@ def header(tools, modules, args, protocol, size) -> str:
     ])
 
 
-def _progress(total: int):
-    try:
-        from tqdm import tqdm
-
-        bar = tqdm(total=total, unit="run", file=sys.stderr, dynamic_ncols=True)
-        return bar.set_description, lambda: bar.update(1), bar.close
-    except ImportError:
-        count = [0]
-
-        def describe(text):
-            print(f"[{count[0] + 1}/{total}] {text}", file=sys.stderr, flush=True)
-
-        def step():
-            count[0] += 1
-
-        return describe, step, lambda: None
-
-
 def _protocol(args):
     from .harness import Protocol
 
@@ -153,6 +135,8 @@ def _protocol(args):
 
 
 def run(args, problems, tools, size) -> int:
+    from adarray.progress import Progress
+
     from .data import catalogue, data_root
     from .harness import Result, peak_memory_mb, return_freed_memory, run_task
     from .report import markdown, plot, write_csv
@@ -185,18 +169,17 @@ def run(args, problems, tools, size) -> int:
     results: list[Result] = []
     measured = []  # (tool, result, derivative call) for the memory pass after all timing
     spent: dict = {}
-    describe, step, close = _progress(len(instances) * len(modules))
+    progress = Progress(len(instances) * len(modules), "adarray bench adbench")
     try:
         for instance in instances:
             data = instance.load(root)
             expected = None
             for tool, module in modules.items():
-                describe(f"{instance.problem} {instance.name} {tool}")
+                progress.start(f"{instance.problem} {instance.name} {tool}")
                 key = (tool, instance.problem)
                 if args.max_seconds is not None and spent.get(key, 0.0) > args.max_seconds:
                     results.append(Result(tool, instance.problem, instance.name, data.size,
                                           status="skipped: over --max-seconds"))
-                    step()
                     continue
                 start = time.perf_counter()
                 try:
@@ -213,15 +196,18 @@ def run(args, problems, tools, size) -> int:
                                     status=f"error: {type(error).__name__}: {str(error)[:200]}")
                 spent[key] = spent.get(key, 0.0) + time.perf_counter() - start
                 results.append(result)
-                step()
         return_freed_memory()
+    finally:
+        progress.close()
+    progress = Progress(len(measured), "adarray bench adbench: peak memory")
+    try:
         for tool, result, derivative in measured:
-            describe(f"peak memory: {result.problem} {result.instance} {tool}")
+            progress.start(f"{result.problem} {result.instance} {tool}")
             if tool in backends:
                 modules[tool].use_backend(backends[tool])
             result.peak_mb = peak_memory_mb(derivative)
     finally:
-        close()
+        progress.close()
     text = markdown(results, list(modules), header(list(modules), modules, args, protocol, size))
     if notes:
         text += "\n" + "\n".join(notes) + "\n"

@@ -344,56 +344,6 @@ def _bench_list(indent: str = "  ") -> str:
     return "\n".join(f"{indent}{name:<{width}}  {entry[2]}" for name, entry in BENCHMARKS.items())
 
 
-class Progress:
-    """Progress of a benchmark's cases, on stderr so that the result table on stdout stays clean.
-
-    A tqdm bar when tqdm is installed (it comes with the `bench` extra) and stderr is a terminal;
-    otherwise one plain line per case. Table rows go through `write`, so a bar never cuts a row.
-
-    >>> progress = Progress(2, "demo")  # doctest: +SKIP
-    >>> progress.start("case 1"); progress.write("| row |"); progress.close()  # doctest: +SKIP
-    """
-
-    def __init__(self, total: int, description: str, stream=None):
-        self.total, self.description, self.done = total, description, 0
-        self.stream = stream or sys.stderr
-        self.bar = None
-        self.begun = time.perf_counter()
-        if hasattr(self.stream, "isatty") and self.stream.isatty():
-            try:
-                from tqdm import tqdm
-            except ImportError:
-                tqdm = None
-            if tqdm is not None:
-                self.bar = tqdm(total=total, desc=description, file=self.stream, leave=False, dynamic_ncols=True)
-
-    def start(self, label: str) -> None:
-        """A case begins (the previous one, if any, is done)."""
-        if self.bar is not None:
-            if self.done:
-                self.bar.update(1)
-            self.bar.set_postfix_str(label)
-        else:
-            elapsed = time.perf_counter() - self.begun
-            print(f"{self.description}: [{self.done + 1}/{self.total}] {label} ({elapsed:.0f} s so far)",
-                  file=self.stream, flush=True)
-        self.done += 1
-
-    def write(self, line: str) -> None:
-        if self.bar is not None:
-            self.bar.write(line, file=sys.stdout)
-        else:
-            print(line, flush=True)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.update(1)
-            self.bar.close()
-        else:
-            print(f"{self.description}: done in {time.perf_counter() - self.begun:.0f} s", file=self.stream,
-                  flush=True)
-
-
 def _import_benchmark(name: str):
     """The benchmark's module from the `benchmarks` package (installed with adarray, not part of the
     library: it is imported by name here, at run time, and by nothing else)."""

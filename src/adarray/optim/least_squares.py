@@ -25,7 +25,6 @@ cost by at most ftol * cost; or max_iterations.
 """
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -36,6 +35,7 @@ from scipy.sparse.csgraph import structural_rank
 
 from ..api import jit
 from ..core.errors import ArgumentError, Error
+from ..progress import Progress
 from ..sparse_jacobians import sparse_jacobian
 from ..tree_util import tree_leaves
 from .parameters import Parameters
@@ -157,39 +157,10 @@ def _check_options(what, max_iterations, gtol, xtol, ftol, linear_solver):
             raise ArgumentError(f"{what}: {name} must be a non-negative number, got {value!r}")
 
 
-class _Progress:
-    """A tqdm bar with the cost (when tqdm is installed; plain lines on stderr otherwise). progress=None
-    shows the bar on a terminal once a solve has run for a second (and clears it at the end); True
-    always, and the bar stays; False never."""
-
-    def __init__(self, setting, total, description):
-        self.bar, self.plain, self.last = None, False, ""
-        if setting is False:
-            return
-        interactive = hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
-        if setting is None and not interactive:
-            return
-        try:
-            from tqdm import tqdm
-        except ImportError:
-            self.plain = setting is True
-            return
-        self.bar = tqdm(total=total, desc=description, leave=bool(setting), delay=0 if setting else 1.0,
-                        file=sys.stderr, dynamic_ncols=True)
-
-    def update(self, iteration, cost, extra=""):
-        self.last = f"cost={cost:.6g}{extra}"
-        if self.bar is not None:
-            self.bar.update(1)
-            self.bar.set_postfix_str(self.last, refresh=False)
-        elif self.plain:
-            print(f"iteration {iteration}: cost {cost:.6g}{extra}", file=sys.stderr, flush=True)
-
-    def close(self):
-        if self.bar is not None:
-            if self.last:
-                self.bar.set_postfix_str(self.last, refresh=True)
-            self.bar.close()
+def _progress(setting, total, what) -> Progress:
+    """progress=None shows a bar on a terminal once a solve has run for a second (and clears it at the end);
+    True always shows it (plain lines where there is no bar), and the bar stays; False never."""
+    return Progress(total, what, show=setting, delay=0.0 if setting else 1.0, leave=bool(setting))
 
 
 # --- linear algebra --------------------------------------------------------------------------------------------------
@@ -315,7 +286,7 @@ def levenberg_marquardt(residual, x0, args=(), *, max_iterations=100, gtol=1e-8,
     mu, nu = float(damping), 2.0
     history, rejected_nonfinite = [cost], 0
     success, message = False, f"stopped after max_iterations = {max_iterations} iterations"
-    progress = _Progress(progress, max_iterations, what)
+    progress = _progress(progress, max_iterations, what)
     iteration = 0
     try:
         while True:
@@ -365,7 +336,7 @@ def levenberg_marquardt(residual, x0, args=(), *, max_iterations=100, gtol=1e-8,
                     else:
                         mu, nu = mu * nu, nu * 2
             history.append(cost)
-            progress.update(iteration, cost, f" mu={mu:.2g}")
+            progress.update(f"cost={cost:.6g} mu={mu:.2g}")
             if mu > MAX_DAMPING:
                 message = f"the damping mu grew beyond {MAX_DAMPING:g} without reducing the cost"
                 break
@@ -395,7 +366,7 @@ def gauss_newton(residual, x0, args=(), *, max_iterations=100, gtol=1e-8, xtol=1
     problem, x, r, jac, cost, gram, gradient = _start(what, residual, x0, args, jacobian, sparsity, check)
     history = [cost]
     success, message = False, f"stopped after max_iterations = {max_iterations} iterations"
-    progress = _Progress(progress, max_iterations, what)
+    progress = _progress(progress, max_iterations, what)
     iteration = 0
     try:
         while True:
@@ -426,7 +397,7 @@ def gauss_newton(residual, x0, args=(), *, max_iterations=100, gtol=1e-8, xtol=1
             cost = 0.5 * float(r @ r)
             gram, gradient = _normal(jac, r)
             history.append(cost)
-            progress.update(iteration, cost)
+            progress.update(f"cost={cost:.6g}")
             if callback is not None:
                 callback(iteration, problem.tree(x), cost)
             if previous - cost <= ftol * previous:

@@ -17,7 +17,6 @@ its line minimum is found in one step.
 from __future__ import annotations
 
 import math
-import sys
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -25,6 +24,7 @@ import numpy as np
 from ..api import value_and_grad
 from ..bounds import taylor_bounds
 from ..core.errors import ArgumentError
+from ..progress import Progress
 from ..staging import name_of
 from ..tree_util import tree_leaves, tree_map
 
@@ -70,7 +70,8 @@ def _minimise_on(c1: float, c2: float, eta_max: float) -> float:
 def safe_rate(loss, params, steps: int, eta_max: float = 1.0, verified: bool = True, progress=None) -> SafeRateResult:
     """Minimise `loss(params)` (params a pytree of float arrays) by `steps` SafeRate steps; see the module.
 
-    `progress`: print a progress line to stderr (default: on long runs, >= 100 steps, in a terminal).
+    `progress`: report the steps on stderr (adarray.progress; default: on runs of 100 steps or more, a bar in a
+    terminal when tqdm is installed).
     """
     name = name_of(loss)
     if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 0:
@@ -82,8 +83,8 @@ def safe_rate(loss, params, steps: int, eta_max: float = 1.0, verified: bool = T
         raise ArgumentError(f"safe_rate of '{name}': params has no arrays")
     evaluate = value_and_grad(loss)
     bound = taylor_bounds(_line(loss), 2, verified)
-    if progress is None:
-        progress = steps >= 100 and sys.stderr.isatty()
+    progress = Progress(steps, f"safe_rate '{name}'", show=(None if steps >= 100 else False) if progress is None
+                        else bool(progress))
     eta_max = float(eta_max)
     value, gradient = evaluate(params)
     result = SafeRateResult(params=params, losses=[float(value)])
@@ -106,8 +107,7 @@ def safe_rate(loss, params, steps: int, eta_max: float = 1.0, verified: bool = T
         params, value, gradient = candidate, new_value, new_gradient
         result.losses.append(float(value))
         result.step_sizes.append(eta)
-        if progress:
-            print(f"\rsafe_rate '{name}': step {step + 1}/{steps}  loss {float(value):.6g}  eta {eta:.3g}",
-                  end="" if step + 1 < steps else "\n", file=sys.stderr, flush=True)
+        progress.update(f"loss={float(value):.6g} eta={eta:.3g}")
+    progress.close()
     result.params = params
     return result
