@@ -135,3 +135,17 @@ def test_python_dash_m_adarray():
     result = subprocess.run([sys.executable, "-m", "adarray", "--version"], capture_output=True, text=True)
     assert result.returncode == 0
     assert result.stdout.strip() == f"adarray {__version__}"
+
+
+def test_ir_into_a_pipe_closed_early_ends_without_a_traceback(tmp_path):
+    """`adarray ir ... | head -1`: the reader stops after a line; the IR (far more than a pipe buffer) stops quietly."""
+    path = tmp_path / "long.py"
+    path.write_text("import adarray.numpy as anp\n\ndef long(x):\n    for _ in range(1500):\n"
+                    "        x = anp.sin(x) * 1.01\n    return anp.sum(x)\n")
+    process = subprocess.Popen([sys.executable, "-m", "adarray", "ir", f"{path}:long", "--shapes", "f64[3]"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert process.stdout.readline().startswith("# long(f64[3])")
+    process.stdout.close()  # what `head -1` does
+    err = process.stderr.read()
+    assert process.wait(timeout=120) == 1
+    assert "Traceback" not in err and "BrokenPipeError" not in err, err

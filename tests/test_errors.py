@@ -156,3 +156,28 @@ def test_pullback_and_linearize_never_raise_stop_iteration():
                                   (3.0 * np.ones(2), np.zeros(2)))
     np.testing.assert_array_equal(ad.vjp(lambda a: anp.ones(2), np.ones(2))[1](np.ones(2)), (np.zeros(2),))
     np.testing.assert_array_equal(ad.linearize(lambda a: anp.ones(2), np.ones(2))[1](np.ones(2)), np.zeros(2))
+
+
+def test_kernel_ir_takes_the_irs_dtype_names_and_names_a_bad_one():
+    @ad.kernel
+    def scaled(x, n):
+        return x * n
+
+    by_name = scaled.ir("f32", "i64")
+    assert by_name.in_avals == scaled.ir(np.float32, np.dtype("int64")).in_avals
+    assert [str(a) for a in by_name.in_avals] == ["f32[]", "i64[]"]
+    assert [str(a) for a in scaled.ir().in_avals] == ["f64[]", "f64[]"]
+    with pytest.raises(ad.Error, match=r"kernel 'scaled'.ir: unknown dtype 'f65'; give a NumPy dtype or one of f64"):
+        scaled.ir("f64", "f65")
+    with pytest.raises(ad.Error, match=r"one dtype per argument \(x, n\), got 1"):
+        scaled.ir("f64")
+
+
+def test_an_unknown_kernel_backend_is_an_adarray_error():
+    from adarray.kernels import kernel_backend, set_kernel_backend
+
+    before = kernel_backend()
+    with pytest.raises(ad.Error, match="set_kernel_backend: the kernel backend must be one of auto, numpy, numba, "
+                                      "got 'cuda'"):
+        set_kernel_backend("cuda")
+    assert kernel_backend() == before

@@ -447,6 +447,9 @@ def main(argv=None) -> int:
     except UsageError as error:
         print(f"adarray {args.command}: error: {error}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `adarray ir ... | head` stopped reading: no traceback, and none at exit either
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 if __name__ == "__main__":

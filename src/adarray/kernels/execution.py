@@ -11,6 +11,8 @@ import importlib.util
 import os
 import sys
 
+from ..core.errors import ArgumentError
+
 NUMBA_MIN_SIZE = 1 << 14  # smaller calls are not worth a compiled loop (and tests stay fast)
 MODES = ("auto", "numpy", "numba")
 _mode = os.environ.get("ADARRAY_KERNEL_BACKEND", "auto")
@@ -23,7 +25,7 @@ def set_kernel_backend(mode: str) -> str:
     """
     global _mode
     if mode not in MODES:
-        raise ValueError(f"kernel backend must be one of {MODES}, got {mode!r}")
+        raise ArgumentError(f"set_kernel_backend: the kernel backend must be one of {', '.join(MODES)}, got {mode!r}")
     previous, _mode = _mode, mode
     return previous
 

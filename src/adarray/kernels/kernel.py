@@ -23,8 +23,9 @@ import functools
 
 import numpy as np
 
-from ..core.errors import KernelSyntaxError
+from ..core.errors import ArgumentError, KernelSyntaxError
 from ..core.ir import Program
+from ..core.types import DTYPES_BY_NAME
 from ..tracing import Tracer
 from .language import Checker, assigned_names, check_function, resolve_free
 from .lower import Lowering
@@ -66,12 +67,26 @@ class Kernel:
         return program, list(lowering.closure)
 
     def ir(self, *dtypes) -> Program:
-        """The scalar IR for arguments of the given dtypes (default: float64 for every argument).
+        """The scalar IR for arguments of the given dtypes (default: float64 for every argument): NumPy dtypes
+        or the names the IR prints ("f64", "f32", "i64", "bool", ...).
 
-        >>> print(hmlstm_cell.ir())  # doctest: +SKIP
+        >>> print(hmlstm_cell.ir("f64", "f64", "f64", "f64", "f64", "f64"))  # doctest: +SKIP
         """
-        dtypes = dtypes or (np.float64,) * len(self.arguments)
+        if dtypes and len(dtypes) != len(self.arguments):
+            raise ArgumentError(f"kernel '{self.__name__}'.ir: one dtype per argument ({', '.join(self.arguments)}), "
+                                f"got {len(dtypes)}")
+        dtypes = tuple(self._dtype(d) for d in dtypes) or (np.dtype(np.float64),) * len(self.arguments)
         return self.scalar_program(dtypes)[0]
+
+    def _dtype(self, name) -> np.dtype:
+        """A dtype from a NumPy dtype (or its name) or from the IR's short name."""
+        if isinstance(name, str) and name in DTYPES_BY_NAME:
+            return DTYPES_BY_NAME[name]
+        try:
+            return np.dtype(name)
+        except TypeError:
+            raise ArgumentError(f"kernel '{self.__name__}'.ir: unknown dtype {name!r}; give a NumPy dtype or one "
+                                f"of {', '.join(DTYPES_BY_NAME)}") from None
 
     def __call__(self, *args):
         if len(args) != len(self.arguments):
