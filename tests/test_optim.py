@@ -43,7 +43,7 @@ def test_exponentials_fit_matches_scipy_with_confidence_intervals(solver):
     assert set(result.x) == {"amplitude", "rate"} and result.x["rate"].shape == (3,)
     np.testing.assert_array_equal(start["rate"], problem.x0["rate"])  # x0 untouched (and read-only)
     # 99.9% intervals from s^2 (J^T J)^-1 cover the parameters that made the data.
-    sigma = np.sqrt(np.diag(result.covariance()))
+    sigma = np.sqrt(np.diag(result.covariance))
     estimate = np.concatenate([result.x["amplitude"], result.x["rate"]])
     truth = np.concatenate([problem.truth["amplitude"], problem.truth["rate"]])
     t = scipy.stats.t.ppf(0.9995, problem.args[0].size - truth.size)

@@ -3,7 +3,7 @@ with no learning rate (safe_rate, on verified upper bounds).
 
     from adarray import optim
     result = optim.levenberg_marquardt(residual, x0)      # or optim.gauss_newton
-    result.x, result.cost, result.history, result.message
+    result.x, result.cost, result.history, result.message, result.covariance
     optim.minimize(f, x0, method="trust-krylov")          # scipy.optimize.minimize with exact derivatives
     optim.least_squares(residual, x0, method="trf")       # scipy.optimize.least_squares with our Jacobians
     optim.safe_rate(loss, x0)                             # a step size from a verified bound each step

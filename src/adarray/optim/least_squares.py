@@ -25,6 +25,7 @@ cost by at most ftol * cost; or max_iterations.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -75,10 +76,11 @@ class LeastSquaresResult:
     function_evaluations: int = 0
     jacobian_evaluations: int = 0
 
+    @functools.cached_property
     def covariance(self) -> np.ndarray:
         """s^2 (J^T J)^-1 with s^2 = 2 cost / (m - n): the parameters' covariance under the linear
         approximation at x, for residuals that are independent errors of equal variance (flat, in
-        the order of x's leaves). Confidence intervals: x +- t * sqrt(diag)."""
+        the order of x's leaves). Confidence intervals: x +- t * sqrt(diag). Computed when first read."""
         jacobian = self.jacobian.toarray() if sp.issparse(self.jacobian) else np.asarray(self.jacobian)
         m, n = jacobian.shape
         if m <= n:
