@@ -11,6 +11,8 @@ from benchmarks.adbench import data as adbench_data
 from benchmarks.adbench import harness, reference, tool_adarray
 from benchmarks.adbench.data import BAData, FormatError, GMMData, HandData, LSTMData
 
+from adarray.testing import numerical_jacobian
+
 ADBENCH_TOLERANCE = 1e-8      # ADBench's JacobianCheck default, for our values against the reference
 DIFFERENCE_TOLERANCE = 1e-6   # derivatives against central differences (step 1e-6, float64)
 
@@ -61,13 +63,14 @@ def hand_instance(complicated, seed=0, count=5, small_rotation=False):
 
 def full_jacobian_by_differences(problem, data, step=1e-6):
     """Central differences of the NumPy reference along every parameter: (outputs, parameters)."""
-    columns = []
-    for index, param in enumerate(data.params):
-        for flat in range(np.size(param)):
-            direction = [np.zeros(np.shape(p)) for p in data.params]
-            direction[index].flat[flat] = 1.0
-            columns.append(reference.central_difference(problem, data, tuple(direction), step))
-    return np.stack(columns, axis=1)
+    shapes = [np.shape(p) for p in data.params]
+    ends = np.cumsum([int(np.prod(shape)) for shape in shapes])
+
+    def objective(flat):
+        parts = np.split(flat, ends[:-1])
+        return reference.OBJECTIVES[problem](data.with_params(tuple(q.reshape(s) for q, s in zip(parts, shapes))))
+
+    return numerical_jacobian(objective, np.concatenate([np.ravel(p) for p in data.params]), step)
 
 
 def adarray_outputs(problem, data):

@@ -4,6 +4,7 @@ import pytest
 
 import adarray as ad
 import adarray.numpy as anp
+from adarray.testing import numerical_gradient
 
 rng = np.random.default_rng(0)
 
@@ -21,31 +22,21 @@ def numpy_loss(w, x, y):
     return np.mean((np.tanh(x @ w["W"] + w["b"]) - y) ** 2)
 
 
-def finite_difference(f, x, eps=1e-6):
-    grad = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        up, down = x.copy(), x.copy()
-        up[i] += eps
-        down[i] -= eps
-        grad[i] = (f(up) - f(down)) / (2 * eps)
-    return grad
-
-
 def test_grad_of_pytree_params_matches_finite_differences():
     g = ad.grad(loss)(PARAMS, X, Y)
     assert set(g) == {"W", "b"} and all(isinstance(v, np.ndarray) for v in g.values())
     np.testing.assert_allclose(
-        g["W"], finite_difference(lambda W: numpy_loss({"W": W, "b": PARAMS["b"]}, X, Y), PARAMS["W"]), rtol=1e-6
+        g["W"], numerical_gradient(lambda W: numpy_loss({"W": W, "b": PARAMS["b"]}, X, Y), PARAMS["W"]), rtol=1e-6
     )
     np.testing.assert_allclose(
-        g["b"], finite_difference(lambda b: numpy_loss({"W": PARAMS["W"], "b": b}, X, Y), PARAMS["b"]), rtol=1e-6
+        g["b"], numerical_gradient(lambda b: numpy_loss({"W": PARAMS["W"], "b": b}, X, Y), PARAMS["b"]), rtol=1e-6
     )
 
 
 def test_value_and_grad_with_several_argnums():
     value, (gw, gx) = ad.value_and_grad(loss, argnums=(0, 1))(PARAMS, X, Y)
     np.testing.assert_allclose(value, numpy_loss(PARAMS, X, Y))
-    np.testing.assert_allclose(gx, finite_difference(lambda x: numpy_loss(PARAMS, x, Y), X), rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(gx, numerical_gradient(lambda x: numpy_loss(PARAMS, x, Y), X), rtol=1e-6, atol=1e-9)
     np.testing.assert_allclose(gw["W"], ad.grad(loss)(PARAMS, X, Y)["W"])
 
 
@@ -187,7 +178,7 @@ def test_vjp_with_an_unused_input_gives_it_a_zero_cotangent():
     a, b, u = rng.normal(size=2), rng.normal(size=(3, 2)), rng.normal(size=2)
     f = lambda a, b: anp.sin(a) * 2.0
     da, db = ad.vjp(f, a, b)[1](u)
-    np.testing.assert_allclose(da, finite_difference(lambda a: np.sum(u * np.sin(a) * 2.0), a), rtol=1e-7)
+    np.testing.assert_allclose(da, numerical_gradient(lambda a: np.sum(u * np.sin(a) * 2.0), a), rtol=1e-7)
     np.testing.assert_array_equal(db, np.zeros((3, 2)))
 
 

@@ -9,18 +9,10 @@ import pytest
 
 import adarray as ad
 import adarray.numpy as anp
+from adarray.testing import numerical_jacobian
 
 rng = np.random.default_rng(0)
 X = np.array([0.3, -0.5, 1.2])
-
-
-def _fd_jacobian(f, x, eps=1e-6):
-    columns = []
-    for index in np.ndindex(x.shape):
-        step = np.zeros_like(x)
-        step[index] = eps
-        columns.append((np.asarray(f(x + step)) - np.asarray(f(x - step))) / (2 * eps))
-    return np.moveaxis(np.stack(columns), 0, -1)
 
 
 def _sin_with_custom_vjp(calls_in_bwd=False):
@@ -42,7 +34,7 @@ def test_custom_vjp_whose_rules_call_the_function(calls_in_bwd):
     np.testing.assert_allclose(f(X), np.sin(X), rtol=1e-15)
     g = ad.grad(lambda v: anp.sum(f(v)))(X)
     np.testing.assert_allclose(g, np.cos(X), rtol=1e-14)
-    np.testing.assert_allclose(g, _fd_jacobian(lambda v: np.sum(np.sin(v)), X), rtol=1e-8)
+    np.testing.assert_allclose(g, numerical_jacobian(lambda v: np.sum(np.sin(v)), X), rtol=1e-8)
     for jacobian in (ad.jacfwd, ad.jacrev):
         np.testing.assert_allclose(jacobian(f)(X), np.diag(np.cos(X)), rtol=1e-14, atol=1e-16)
     np.testing.assert_allclose(ad.hessian(lambda v: anp.sum(f(v)))(X), np.diag(-np.sin(X)), rtol=1e-13, atol=1e-16)
@@ -74,7 +66,7 @@ def test_custom_jvp_whose_rule_calls_the_function():
     np.testing.assert_allclose(softplus(X), np.log1p(np.exp(X)), rtol=1e-15)
     for jacobian in (ad.jacfwd, ad.jacrev):
         np.testing.assert_allclose(jacobian(softplus)(X), np.diag(sigmoid), rtol=1e-14, atol=1e-16)
-    numeric = _fd_jacobian(lambda v: np.log1p(np.exp(v)), X)
+    numeric = numerical_jacobian(lambda v: np.log1p(np.exp(v)), X)
     np.testing.assert_allclose(ad.jacrev(softplus)(X), numeric, rtol=1e-8, atol=1e-12)
     hessian = ad.hessian(lambda v: anp.sum(softplus(v)))(X)
     np.testing.assert_allclose(hessian, np.diag(sigmoid * (1 - sigmoid)), rtol=1e-13, atol=1e-16)

@@ -8,6 +8,7 @@ import pytest
 
 import adarray as ad
 import adarray.numpy as anp
+from adarray.testing import numerical_derivative
 
 
 def _cosine(a, x):
@@ -29,10 +30,6 @@ def _closed_form(a):
     return x, first, second
 
 
-def _fd(f, x, eps=1e-6):
-    return (f(x + eps) - f(x - eps)) / (2 * eps)
-
-
 @pytest.mark.parametrize("a", [0.3, 0.7, -0.6])
 def test_cosine_value_and_derivatives_match_the_closed_form(a):
     x, first, second = _closed_form(a)
@@ -44,7 +41,7 @@ def test_cosine_value_and_derivatives_match_the_closed_form(a):
     np.testing.assert_allclose(ad.jacrev(ad.jacfwd(_solve))(a), second, rtol=1e-9)
     _, tangent = ad.jvp(_solve, (a,), (1.0,))
     np.testing.assert_allclose(tangent, first, rtol=1e-10)
-    np.testing.assert_allclose(ad.grad(_solve)(a), _fd(_solve, a), rtol=1e-7)
+    np.testing.assert_allclose(ad.grad(_solve)(a), numerical_derivative(_solve, a), rtol=1e-7)
 
 
 def test_newton_sqrt_derivatives_of_three_orders():
@@ -126,7 +123,7 @@ def test_traced_values_closed_over_are_differentiated_like_params():
     d = 1 + a * np.sin(x)
     np.testing.assert_allclose(grad_a, np.cos(x) / d, rtol=1e-10)
     np.testing.assert_allclose(grad_shift, 1 / d, rtol=1e-10)
-    np.testing.assert_allclose(grad_shift, _fd(lambda s: outer(a, s), shift), rtol=1e-7)
+    np.testing.assert_allclose(grad_shift, numerical_derivative(lambda s: outer(a, s), shift), rtol=1e-7)
 
 
 def _slow(b, x):

@@ -5,6 +5,7 @@ import pytest
 
 import adarray as ad
 import adarray.numpy as anp
+from adarray.testing import numerical_gradient
 
 rng = np.random.default_rng(0)
 A = rng.normal(size=(3, 4))
@@ -120,17 +121,6 @@ def test_values_match_numpy(name):
     np.testing.assert_allclose(ad.jit(fn)(*args), expected, rtol=1e-6, atol=1e-6)  # traced
 
 
-def _central_difference_grad(f, args, eps=1e-6):
-    x = np.array(args[0], dtype=float)
-    grad = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        up, down = x.copy(), x.copy()
-        up[i] += eps
-        down[i] -= eps
-        grad[i] = (f(up, *args[1:]) - f(down, *args[1:])) / (2 * eps)
-    return grad
-
-
 @pytest.mark.parametrize("name", sorted(set(CASES) - {"astype32"}))  # float32 rounding defeats differences
 def test_gradient_matches_finite_differences(name):
     fn, _, args = CASES[name]
@@ -139,7 +129,7 @@ def test_gradient_matches_finite_differences(name):
     def scalar(*xs):
         return anp.sum(fn(*xs) * weights)
 
-    expected = _central_difference_grad(lambda *xs: float(scalar(*xs)), args)
+    expected = numerical_gradient(lambda x: float(scalar(x, *args[1:])), args[0])
     np.testing.assert_allclose(ad.grad(scalar)(*args), expected, rtol=1e-5, atol=1e-6)
 
 

@@ -7,6 +7,7 @@ import pytest
 
 import adarray as ad
 import adarray.numpy as anp
+from adarray.testing import numerical_gradient
 
 rng = np.random.default_rng(10)
 A = rng.normal(size=(3, 4))
@@ -251,27 +252,14 @@ def _scalar_objective(fn, args):
     return scalar
 
 
-def _differences(f, args, argnum, eps=1e-6):
-    x = np.array(args[argnum], dtype=float)
-    grad = np.zeros_like(x)
-    for index in np.ndindex(x.shape):
-        step = np.zeros_like(x)
-        step[index] = eps
-        up = list(args)
-        up[argnum] = x + step
-        down = list(args)
-        down[argnum] = x - step
-        grad[index] = (float(f(*up)) - float(f(*down))) / (2 * eps)
-    return grad
-
-
 @pytest.mark.parametrize("name", sorted(n for n, case in CASES.items() if case[3]))
 def test_gradients_match_finite_differences(name):
     fn, _, args, wrt, _ = CASES[name]
     scalar = _scalar_objective(fn, args)
     grads = ad.grad(scalar, argnums=wrt)(*args)
     for argnum, grad in zip(wrt, grads):
-        np.testing.assert_allclose(grad, _differences(scalar, args, argnum), rtol=1e-6, atol=1e-7,
+        along = lambda v, k=argnum: float(scalar(*args[:k], v, *args[k + 1:]))
+        np.testing.assert_allclose(grad, numerical_gradient(along, args[argnum]), rtol=1e-6, atol=1e-7,
                                    err_msg=f"d/d arg {argnum}")
 
 

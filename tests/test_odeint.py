@@ -8,6 +8,7 @@ from scipy.integrate import solve_ivp
 import adarray as ad
 import adarray.numpy as anp
 from adarray.scipy.integrate import odeint
+from adarray.testing import numerical_derivative, numerical_gradient, numerical_jacobian
 
 TIMES = np.linspace(0.0, 3.0, 7)
 
@@ -33,10 +34,6 @@ def _reference(fun, y0, times, *args):
     solution = solve_ivp(lambda t, y: fun(y, t, *args), (times[0], times[-1]), y0, t_eval=times, method="DOP853",
                          rtol=1e-13, atol=1e-13)
     return solution.y.T
-
-
-def _fd(f, x, eps):
-    return (np.asarray(f(x + eps)) - np.asarray(f(x - eps))) / (2 * eps)
 
 
 def test_exponential_decay_and_its_derivatives_in_closed_form():
@@ -65,7 +62,7 @@ def test_harmonic_oscillator_matches_the_closed_form_and_solve_ivp():
     # d y(T)[0] / d omega = -T sin(omega T)
     final = lambda omega: odeint(_oscillator, y0, TIMES, omega)[-1, 0]
     np.testing.assert_allclose(ad.grad(final)(omega), -TIMES[-1] * np.sin(omega * TIMES[-1]), rtol=1e-6)
-    np.testing.assert_allclose(ad.grad(final)(omega), _fd(final, omega, 1e-5), rtol=1e-5)
+    np.testing.assert_allclose(ad.grad(final)(omega), numerical_derivative(final, omega, 1e-5), rtol=1e-5)
 
 
 def test_lotka_volterra_matches_solve_ivp_and_finite_differences():
@@ -78,16 +75,9 @@ def test_lotka_volterra_matches_solve_ivp_and_finite_differences():
         return anp.sum(odeint(_lotka_volterra, y0, times, *params) ** 2)
 
     grad_y0, grad_params = ad.grad(loss, argnums=(0, 1))(LV_Y0, LV_PARAMS)
-    for i in range(2):
-        step = np.eye(2)[i]
-        numeric = _fd(lambda e, step=step: loss(LV_Y0 + e * step, LV_PARAMS), 0.0, 1e-5)
-        np.testing.assert_allclose(grad_y0[i], numeric, rtol=1e-5)
-    for i in range(4):
-        def moved(e, i=i):
-            params = list(LV_PARAMS)
-            params[i] += e
-            return loss(LV_Y0, tuple(params))
-        np.testing.assert_allclose(grad_params[i], _fd(moved, 0.0, 1e-6), rtol=1e-5)
+    np.testing.assert_allclose(grad_y0, numerical_gradient(lambda y0: loss(y0, LV_PARAMS), LV_Y0, 1e-5), rtol=1e-5)
+    numeric = numerical_gradient(lambda p: loss(LV_Y0, tuple(p)), np.array(LV_PARAMS), 1e-6)
+    np.testing.assert_allclose(grad_params, numeric, rtol=1e-5)
     # forward mode agrees with reverse mode
     jac_fwd = ad.jacfwd(lambda y0: odeint(_lotka_volterra, y0, times, *LV_PARAMS)[-1])(LV_Y0)
     jac_rev = ad.jacrev(lambda y0: odeint(_lotka_volterra, y0, times, *LV_PARAMS)[-1])(LV_Y0)
@@ -98,8 +88,7 @@ def test_derivatives_with_respect_to_the_times():
     omega, y0 = 1.3, np.array([1.0, 0.0])
     times = np.array([0.2, 1.0, 2.5])
     jacobian = ad.jacrev(lambda t: odeint(_oscillator, y0, t, omega)[:, 0])(times)
-    numeric = np.stack([_fd(lambda e, i=i: odeint(_oscillator, y0, times + e * np.eye(3)[i], omega)[:, 0], 0.0, 1e-6)
-                        for i in range(3)], axis=1)
+    numeric = numerical_jacobian(lambda t: odeint(_oscillator, y0, t, omega)[:, 0], times, 1e-6)
     np.testing.assert_allclose(jacobian, numeric, rtol=1e-5, atol=1e-7)
     # the exact solution from y(t0) = y0 is cos(omega (t - t0)): d y(t_i) / d t_i = y'(t_i), d / d t0 = -that
     phase = omega * (times - times[0])
@@ -116,7 +105,7 @@ def test_second_order_against_finite_differences_of_the_gradient():
     params = np.array(LV_PARAMS)
     gradient = ad.grad(lambda p: loss((p[0], p[1], p[2], p[3])))
     hessian = ad.hessian(lambda p: loss((p[0], p[1], p[2], p[3])))(params)
-    numeric = np.stack([_fd(lambda e, i=i: gradient(params + e * np.eye(4)[i]), 0.0, 1e-5) for i in range(4)])
+    numeric = numerical_gradient(gradient, params, 1e-5)  # row i: d gradient / d params[i]
     np.testing.assert_allclose(hessian, numeric, rtol=1e-4, atol=1e-6 * np.abs(hessian).max())
     np.testing.assert_allclose(hessian, hessian.T, rtol=1e-7)
 
@@ -152,7 +141,7 @@ def test_pytree_state_closures_and_memory_policies():
 
     gradients = [ad.grad(loss(policy))(2.0) for policy in ("all", "binomial", 4)]
     np.testing.assert_allclose(gradients, gradients[0], rtol=1e-12)
-    np.testing.assert_allclose(gradients[0], _fd(loss("all"), 2.0, 1e-6), rtol=1e-5)
+    np.testing.assert_allclose(gradients[0], numerical_derivative(loss("all"), 2.0, 1e-6), rtol=1e-5)
 
 
 def test_time_dependent_dynamics_and_a_single_time():

@@ -12,6 +12,7 @@ import adarray as ad
 import adarray.numpy as anp
 import adarray.reversible as rv
 from adarray.backends.numpy import reversible as numpy_reversible
+from adarray.testing import numerical_derivative, numerical_gradient
 
 RNG = np.random.default_rng(5)
 
@@ -53,16 +54,6 @@ def mixed_array(y, x, w, n):
     return y, x
 
 
-def central_difference(f, x, h=1e-6):
-    x = np.asarray(x, dtype=float)
-    out = np.zeros_like(x)
-    for index in np.ndindex(x.shape):
-        step = np.zeros_like(x)
-        step[index] = h
-        out[index] = (f(x + step) - f(x - step)) / (2 * h)
-    return out
-
-
 # --- first order -------------------------------------------------------------------------------------------
 
 def test_gradient_matches_the_array_program_and_finite_differences():
@@ -73,7 +64,7 @@ def test_gradient_matches_the_array_program_and_finite_differences():
     want = ad.grad(reference, argnums=(0, 1, 2))(q, p, 0.05)
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=1e-11, atol=1e-12)
-    np.testing.assert_allclose(got[0], central_difference(lambda q: float(loss(q, p, 0.05)), q), rtol=1e-6)
+    np.testing.assert_allclose(got[0], numerical_gradient(lambda q: float(loss(q, p, 0.05)), q), rtol=1e-6)
 
     y, x, w = 0.3, RNG.standard_normal(4), RNG.standard_normal(4)
     got = ad.grad(lambda y, x, w: mixed(y, x, w, 3)[0] + anp.sum(mixed(y, x, w, 3)[1] ** 2), argnums=(0, 1, 2))(y, x, w)
@@ -175,8 +166,7 @@ def test_gradient_of_a_long_loop_holds_a_constant_number_of_states():
     finally:
         rv.set_reversible_backend(previous)
     assert long_peak < 20_000 and long_peak < short_peak + 4_000, (short_peak, long_peak)  # a tape: >= 1.6 MB
-    h = 1e-6
-    difference = (anharmonic(0.5 + h, 0.1, 100_000)[0] - anharmonic(0.5 - h, 0.1, 100_000)[0]) / (2 * h)
+    difference = numerical_derivative(lambda q: anharmonic(q, 0.1, 100_000)[0], 0.5, 1e-6)
     assert dq == pytest.approx(difference, rel=1e-6)
 
 

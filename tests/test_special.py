@@ -7,6 +7,7 @@ import scipy.special as sc
 import adarray as ad
 import adarray.numpy as anp
 import adarray.scipy.special as sps
+from adarray.testing import numerical_derivative, numerical_hessian
 
 rng = np.random.default_rng(7)
 
@@ -16,10 +17,8 @@ def uniform(low, high, size=(7,)):
 
 
 def derivative(f, x, h=1e-3):
-    """Central differences with one Richardson step: error O(h^4) + O(eps / h)."""
-    x = np.asarray(x, np.float64)
-    step = lambda s: (f(x + s) - f(x - s)) / (2 * s)
-    return (4 * step(h / 2) - step(h)) / 3
+    """Central differences with one Richardson step (adarray.testing): error O(h^4) + O(eps / h)."""
+    return numerical_derivative(f, x, h, richardson=True)
 
 
 def partial(f, args, index, direction):
@@ -153,22 +152,6 @@ def test_betainc_shape_derivatives_are_accurate(a, b, x):
     np.testing.assert_allclose([grad_a, grad_b], [ref_a, ref_b], rtol=1e-8)
 
 
-def _second_difference(f, x, h=1e-3):
-    """The Hessian of a scalar f by central differences of central differences, with Richardson."""
-    x = np.asarray(x, np.float64)
-    n = x.size
-
-    def at(step):
-        out = np.zeros((n, n))
-        for i in range(n):
-            for j in range(n):
-                ei, ej = np.eye(n)[i] * step, np.eye(n)[j] * step
-                out[i, j] = (f(x + ei + ej) - f(x + ei - ej) - f(x - ei + ej) + f(x - ei - ej)) / (4 * step * step)
-        return out
-
-    return (4 * at(h / 2) - at(h)) / 3
-
-
 SECOND_ORDER = {  # a scalar function of a vector, ours and SciPy's
     "gammainc": (lambda v: sps.gammainc(v[0], v[1]), lambda v: sc.gammainc(v[0], v[1]), [2.5, 1.7]),
     "gammaincc": (lambda v: sps.gammaincc(v[0], v[1]), lambda v: sc.gammaincc(v[0], v[1]), [1.5, 2.7]),
@@ -192,7 +175,7 @@ def test_hessian_matches_scipy_and_forward_over_forward(name):
     hessian = ad.hessian(ours)(point)
     np.testing.assert_allclose(hessian, ad.jacfwd(ad.jacfwd(ours))(point), rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(hessian, ad.jacrev(ad.jacrev(ours))(point), rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(hessian, _second_difference(theirs, point), rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(hessian, numerical_hessian(theirs, point, 1e-3, richardson=True), rtol=1e-5, atol=1e-7)
 
 
 def test_third_order_in_the_shape_parameter():

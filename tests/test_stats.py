@@ -9,16 +9,15 @@ import adarray as ad
 import adarray.numpy as anp
 from adarray.primitives import elementwise
 from adarray.scipy import stats
+from adarray.testing import numerical_derivative, numerical_hessian
 
 rng = np.random.default_rng(11)
 N = 6
 
 
 def derivative(f, x, h=1e-4):
-    """Central differences with one Richardson step, elementwise in x."""
-    x = np.asarray(x, np.float64)
-    step = lambda s: (f(x + s) - f(x - s)) / (2 * s)
-    return (4 * step(h / 2) - step(h)) / 3
+    """Central differences with one Richardson step, elementwise in x (adarray.testing)."""
+    return numerical_derivative(f, x, h, richardson=True)
 
 
 def scipy_value(name, method, *args):
@@ -161,21 +160,6 @@ def test_cdfs_are_differentiable_in_their_parameters():
         np.testing.assert_allclose(ad.grad(ours)(point), derivative(theirs, point), rtol=1e-7, atol=1e-12)
 
 
-def _second_difference(f, x, h=1e-3):
-    x = np.asarray(x, np.float64)
-    n = x.size
-
-    def at(step):
-        out = np.zeros((n, n))
-        for i in range(n):
-            for j in range(n):
-                ei, ej = np.eye(n)[i] * step, np.eye(n)[j] * step
-                out[i, j] = (f(x + ei + ej) - f(x + ei - ej) - f(x - ei + ej) + f(x - ei - ej)) / (4 * step * step)
-        return out
-
-    return (4 * at(h / 2) - at(h)) / 3
-
-
 SECOND_ORDER = {
     "t.cdf": (lambda v: stats.t.cdf(v[0], v[1]), lambda v: st.t.cdf(v[0], v[1]), [0.8, 3.5]),
     "t.cdf at 0": (lambda v: stats.t.cdf(v[0], v[1]), lambda v: st.t.cdf(v[0], v[1]), [0.0, 3.5]),
@@ -207,7 +191,7 @@ def test_hessians_match_scipy_and_forward_over_forward(name):
     ours, theirs, point = SECOND_ORDER[name]
     point = np.asarray(point, np.float64)
     forward = ad.jacfwd(ad.jacfwd(ours))(point)
-    np.testing.assert_allclose(forward, _second_difference(theirs, point), rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(forward, numerical_hessian(theirs, point, 1e-3, richardson=True), rtol=1e-5, atol=1e-7)
     np.testing.assert_allclose(ad.hessian(ours)(point), forward, rtol=1e-9, atol=1e-12)
 
 

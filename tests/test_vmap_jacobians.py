@@ -4,6 +4,7 @@ import pytest
 
 import adarray as ad
 import adarray.numpy as anp
+from adarray.testing import numerical_gradient, numerical_jacobian
 
 rng = np.random.default_rng(0)
 
@@ -79,21 +80,14 @@ def test_jacobian_matches_finite_differences():
     f = _random_program(7)
     x, m = rng.normal(size=3), rng.normal(size=(2, 3))
     jac = ad.jacrev(f)(x, m)["vector"]
-    eps = 1e-6
-    for i in range(3):
-        e = np.zeros(3)
-        e[i] = eps
-        column = (f(x + e, m)["vector"] - f(x - e, m)["vector"]) / (2 * eps)
-        np.testing.assert_allclose(jac[:, i], column, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(jac, numerical_jacobian(lambda x: f(x, m)["vector"], x), rtol=1e-6, atol=1e-8)
 
 
 def test_hessian_and_hvp_match_finite_differences():
     f = lambda x: anp.sum(anp.sin(x) * x[0]) + anp.prod(x) ** 2
     x = rng.normal(size=4)
     hessian = ad.hessian(f)(x)
-    eps = 1e-5
-    grad = ad.grad(f)
-    numeric = np.stack([(grad(x + eps * e) - grad(x - eps * e)) / (2 * eps) for e in np.eye(4)])
+    numeric = numerical_gradient(ad.grad(f), x, 1e-5)  # row i: the gradient's derivative in x[i]
     np.testing.assert_allclose(hessian, numeric, rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(hessian, hessian.T, rtol=1e-12)
     v = rng.normal(size=4)
@@ -136,25 +130,13 @@ JACOBIANS = [ad.jacfwd, ad.jacrev]
 X2 = np.array([0.3, 0.5])
 
 
-def _fd_jacobian(f, x, eps=1e-6):
-    """Central differences of an array function of one array: shape f(x).shape + x.shape."""
-    x = np.asarray(x, np.float64)
-    columns = []
-    for index in np.ndindex(x.shape):
-        step = np.zeros_like(x)
-        step[index] = eps
-        columns.append((np.asarray(f(x + step), np.float64) - np.asarray(f(x - step), np.float64)) / (2 * eps))
-    out_shape = np.shape(f(x))
-    return np.moveaxis(np.stack(columns), 0, -1).reshape(out_shape + x.shape)
-
-
 @pytest.mark.parametrize("jacobian", JACOBIANS)
 def test_jacobian_of_a_constant_function_is_zero(jacobian):
     # The derivative does not depend on the basis, so vmap leaves it unbatched: it was reshaped as if batched.
     np.testing.assert_array_equal(jacobian(lambda v: anp.ones(3))(X2), np.zeros((3, 2)))
     np.testing.assert_array_equal(jacobian(lambda v: anp.full((2, 2), 7.0))(X2), np.zeros((2, 2, 2)))
     np.testing.assert_array_equal(jacobian(lambda v: 3.0)(1.0), 0.0)
-    np.testing.assert_array_equal(jacobian(lambda v: anp.ones(3))(X2), _fd_jacobian(lambda v: np.ones(3), X2))
+    np.testing.assert_array_equal(jacobian(lambda v: anp.ones(3))(X2), numerical_jacobian(lambda v: np.ones(3), X2))
 
 
 @pytest.mark.parametrize("jacobian", JACOBIANS)
@@ -162,7 +144,7 @@ def test_jacobian_of_a_linear_function_is_its_matrix(jacobian):
     a, b = rng.normal(size=(3, 2)), rng.normal(size=3)
     f = lambda v: a @ v + b
     np.testing.assert_allclose(jacobian(f)(X2), a, rtol=1e-14)
-    np.testing.assert_allclose(jacobian(f)(X2), _fd_jacobian(f, X2), rtol=1e-7)
+    np.testing.assert_allclose(jacobian(f)(X2), numerical_jacobian(f, X2), rtol=1e-7)
     np.testing.assert_allclose(jacobian(lambda v: 2.0 * v)(X2), 2.0 * np.eye(2), rtol=1e-14)
 
 
@@ -170,7 +152,7 @@ def test_jacobian_of_a_linear_function_is_its_matrix(jacobian):
 def test_jacobian_with_an_unused_argument_has_a_zero_block(jacobian):
     da, db = jacobian(lambda a, b: a ** 2, argnums=(0, 1))(X2, np.ones(3))
     np.testing.assert_allclose(da, np.diag(2 * X2), rtol=1e-14)
-    np.testing.assert_allclose(da, _fd_jacobian(lambda a: a ** 2, X2), rtol=1e-7)
+    np.testing.assert_allclose(da, numerical_jacobian(lambda a: a ** 2, X2), rtol=1e-7)
     np.testing.assert_array_equal(db, np.zeros((2, 3)))
 
 
@@ -240,7 +222,7 @@ def test_partly_zero_hessian_matches_exact_and_finite_differences(outer, inner):
     exact[2, 2] = -np.sin(x[2]) * x[0]
     hessian = outer(inner(f))(x)
     np.testing.assert_allclose(hessian, exact, rtol=1e-13, atol=1e-15)
-    np.testing.assert_allclose(hessian, _fd_jacobian(ad.grad(f), x, eps=1e-5), rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(hessian, numerical_jacobian(ad.grad(f), x, eps=1e-5), rtol=1e-7, atol=1e-9)
     np.testing.assert_allclose(ad.hessian(f)(x), exact, rtol=1e-13, atol=1e-15)
 
 
@@ -264,7 +246,7 @@ def test_hessian_of_a_function_of_two_pytree_arguments():
     np.testing.assert_allclose(q_q[0], np.diag(6 * q[0]), rtol=1e-14)
     flat = lambda v: f({"a": v[:2], "b": v[2]}, (v[3:],))
     v = np.concatenate([X2, [1.5], q[0]])
-    numeric = _fd_jacobian(ad.grad(flat), v, eps=1e-5)
+    numeric = numerical_jacobian(ad.grad(flat), v, eps=1e-5)
     np.testing.assert_allclose(numeric[3:, 3:], q_q[0], rtol=1e-7, atol=1e-9)
     np.testing.assert_allclose(numeric[2, 3:], h_qq[0], rtol=1e-7, atol=1e-9)
     np.testing.assert_allclose(numeric[:2], 0.0, atol=1e-9)
