@@ -37,7 +37,7 @@ test: lint
 # IR-contract registry tests, the compiled backends, the benchmarks or the docs pages.
 QUICK_TESTS := docs/walkthrough.py $(addprefix tests/test_,$(addsuffix .py,ir api api_habits errors tree_util \
 	control_flow custom_rules vmap_jacobians numpy_api check_grads layout guards fixed_point kernels_language \
-	parallel simplify_temporaries readme rules))
+	parallel simplify_temporaries readme rules differences progress))
 QUICK_FILTER := not (test_rules and (second_order or vmap or ir_contracts)) and not test_docs_python_blocks
 
 test-quick: lint
