@@ -40,7 +40,7 @@ from ._arithmetic import (
     signbit,
     trunc,
 )
-from ._array import Array, wrap_functions
+from ._array import Array, at, wrap_functions
 from ._assembly import block, ndim, resize, shape, size
 from ._complex import angle, conj, conjugate, imag, iscomplex, iscomplexobj, isreal, isrealobj, real, real_if_close
 from ._constructors import copy, empty, empty_like, fromfunction, geomspace, identity, logspace
@@ -72,7 +72,7 @@ from ._index_tricks import (
     triu_indices_from,
     unravel_index,
 )
-from ._indexing import at, getitem, take, take_along_axis
+from ._indexing import getitem, take, take_along_axis
 from ._linalg import dot, einsum, inner, matmul, outer, tensordot, vdot
 from ._manipulation import (
     append,
@@ -183,6 +183,7 @@ from ._reductions import (
     any,
     argmax,
     argmin,
+    count_nonzero,
     cummax,
     cummin,
     cumprod,
@@ -229,7 +230,6 @@ from ._sorting import (
     argpartition,
     argsort,
     argwhere,
-    count_nonzero,
     flatnonzero,
     nonzero,
     partition,

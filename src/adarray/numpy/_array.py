@@ -18,7 +18,10 @@ import types
 
 import numpy as np
 
-from ._core import holds_tracer
+from ..primitives import indexing
+from ._core import asvalue, aval, cast, dtype, holds_tracer, shape
+from ._indexing import expand_index, getitem, index_spec
+from ._shape import broadcast_to
 
 
 class Array(np.ndarray):
@@ -30,14 +33,10 @@ class Array(np.ndarray):
 
     @property
     def at(self):
-        from ._indexing import at
-
         return at(np.asarray(self))
 
     def __getitem__(self, index):
         if holds_tracer(index):
-            from ._indexing import getitem
-
             return getitem(np.asarray(self), index)
         return super().__getitem__(index)
 
@@ -69,3 +68,50 @@ def wrap_functions(namespace: dict) -> None:
             value, "__wrapped_numpy__", False
         ):
             namespace[name] = returning_arrays(value)
+
+
+# --- x.at[index]: functional updates (a scatter), whose results are Arrays again ------------------------
+
+class _IndexUpdate:
+    """`x.at[index]`: functional updates, e.g. ``x.at[i].add(v)`` returns a new array."""
+
+    def __init__(self, x, index):
+        self.x, self.index = asvalue(x), index
+
+    def _apply(self, values, op):
+        items = expand_index(shape(self.x), self.index)
+        spec, arrays = index_spec(shape(self.x), items)
+        window = indexing.gather_shape(aval(self.x), spec, [aval(a) for a in arrays])
+        values = broadcast_to(cast(values, dtype(self.x)), window)
+        return wrap(indexing.scatter(self.x, spec, arrays, values, op))
+
+    def get(self):
+        return wrap(getitem(self.x, self.index))
+
+    def set(self, values):
+        return self._apply(values, "set")
+
+    def add(self, values):
+        return self._apply(values, "add")
+
+    def multiply(self, values):
+        """Multiply in place; duplicates multiply together; the gradient is exact with zeros."""
+        return self._apply(values, "mul")
+
+    def min(self, values):
+        return self._apply(values, "min")
+
+    def max(self, values):
+        return self._apply(values, "max")
+
+
+class _At:
+    def __init__(self, x):
+        self.x = x
+
+    def __getitem__(self, index):
+        return _IndexUpdate(self.x, index)
+
+
+def at(x):
+    return _At(x)

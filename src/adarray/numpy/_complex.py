@@ -19,6 +19,7 @@ from ..core.types import is_complex, real_dtype
 from ..primitives import complex as cp
 from ..primitives import elementwise as ew
 from ._core import asvalue, cast, dtype, float_dtype, shape
+from ._reductions import all as all_
 
 
 def real(x):
@@ -108,8 +109,6 @@ def real_if_close(a, tol=100):
 
 
 def _all_below(values, bound):
-    from ._reductions import all as all_
-
     magnitude = ew.abs(values)
     return all_(ew.lt(magnitude, np.full(shape(magnitude), bound, dtype(magnitude))))
 

@@ -14,7 +14,7 @@ from ..tracing import Tracer
 from ._core import DEFAULT_FLOAT, asvalue, cast, dtype, float_dtype, holds_tracer, shape
 from ._creation import linspace
 from ._math import divide, log10, multiply, power, sign, where
-from ._shape import expand_dims, moveaxis
+from ._shape import expand_dims, moveaxis, reshape
 
 
 def empty(shape, dtype=DEFAULT_FLOAT, order="C", *, like=None):
@@ -57,8 +57,6 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
 
 
 def _at_least(value, ndim):
-    from ._shape import reshape
-
     missing = ndim - len(shape(value))
     return reshape(value, (1,) * missing + tuple(shape(value))) if missing > 0 else value
 

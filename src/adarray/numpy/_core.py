@@ -9,9 +9,10 @@ import warnings
 
 import numpy as np
 
-from ..core.errors import ShapeError
+from ..core.errors import IndexOutOfRangeError, ShapeError
 from ..core.types import Aval
 from ..primitives import elementwise as ew
+from ..primitives import structural
 from ..primitives.structural import broadcast_to as broadcast_exact
 from ..tracing import Tracer
 
@@ -42,8 +43,6 @@ def asvalue(value):
     if isinstance(value, Tracer):
         return value
     if isinstance(value, (list, tuple)) and holds_tracer(value):
-        from ._shape import stack_nested
-
         return stack_nested(value)
     return np.asarray(value)
 
@@ -138,8 +137,6 @@ def _broadcast_constant(value, target, out_shape):
 
 def normalize_axis(axis: int, ndim: int, op: str) -> int:
     if not -ndim <= axis < max(ndim, 1):
-        from ..core.errors import IndexOutOfRangeError
-
         raise IndexOutOfRangeError(f"{op}: axis {axis} is out of range for an array of {ndim} dimensions")
     return axis % ndim if ndim else 0
 
@@ -153,3 +150,33 @@ def normalize_axes(axis, ndim: int, op: str) -> tuple[int, ...]:
             raise ShapeError(f"{op}: repeated axis in {axis}")
         return axes
     return (normalize_axis(int(axis), ndim, op),)
+
+
+def stack_nested(value):
+    """An array from nested lists and tuples that hold tracers, floats and arrays, e.g.
+    ``[[t, 1.0], [2.0, t]]``: the leaves are promoted to one dtype and stacked level by level."""
+    leaves = []
+
+    def collect(item):
+        if isinstance(item, (list, tuple)):
+            for v in item:
+                collect(v)
+        else:
+            leaves.append(item if is_python_scalar(item) else asvalue(item))
+
+    collect(value)
+    target = result_dtype(*leaves) if leaves else np.dtype(np.float64)
+
+    def build(item):
+        if isinstance(item, (list, tuple)):
+            parts = [build(v) for v in item]
+            if not parts:
+                raise ShapeError("array: an empty list beside traced values has no shape")
+            shapes = {shape(p) for p in parts}
+            if len(shapes) != 1:
+                raise ShapeError(f"array: the nested sequences are ragged (shapes {sorted(shapes)})")
+            # stacked along a new first axis (the parts share the target dtype: no promotion left)
+            return structural.concatenate([structural.reshape(p, (1,) + tuple(shape(p))) for p in parts], 0)
+        return cast(item, target)
+
+    return build(value)

@@ -6,6 +6,8 @@ import numpy as np
 from ..core.errors import ShapeError
 from ..tracing import Tracer
 from ._core import DEFAULT_FLOAT, asvalue, cast, dtype, float_dtype, holds_tracer, shape
+from ._math import add, divide, floor, multiply, subtract, where
+from ._shape import moveaxis
 
 
 def array(value, dtype=None):
@@ -46,8 +48,6 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     exactly stop (NumPy's formula, so values match it)."""
     if not holds_tracer([start, stop]):
         return np.linspace(start, stop, int(num), endpoint=endpoint, retstep=retstep, dtype=dtype, axis=axis)
-    from ._math import add, divide, floor, multiply, subtract, where
-    from ._shape import moveaxis
 
     num = int(num)
     if num < 0:

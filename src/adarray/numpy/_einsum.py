@@ -20,6 +20,7 @@ from ..core.errors import ShapeError
 from ..primitives import linalg, structural
 from ..primitives import reduce as reductions
 from ._core import asvalue, cast, result_dtype, shape
+from ._matrix import diagonal
 
 _LETTERS = string.ascii_letters
 
@@ -79,8 +80,6 @@ def _expand_ellipses(subscripts, shapes):
 
 def _take_diagonals(operand, term, subscripts):
     """An operand whose term repeats a letter, reduced to its diagonal over those axes."""
-    from ._matrix import diagonal
-
     while len(set(term)) != len(term):
         letter = next(c for c in term if term.count(c) > 1)
         first = term.index(letter)

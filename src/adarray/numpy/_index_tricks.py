@@ -19,6 +19,7 @@ from ..primitives import elementwise as ew
 from ..tracing import Tracer
 from ._array import wrap
 from ._core import asvalue, cast, dtype, holds_tracer, shape
+from ._math import add, clip, multiply, remainder
 from ._shape import reshape
 
 
@@ -126,7 +127,6 @@ def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
     if "raise" in modes:
         raise TracingError("ravel_multi_index: mode='raise' needs concrete coordinates (traced ones cannot be "
                            "checked while tracing); pass mode='wrap' or mode='clip'")
-    from ._math import add, clip, multiply, remainder
 
     total = 0
     for coordinate, extent, stride, axis_mode in zip(multi_index, dims, _strides(dims, order, "ravel_multi_index"),

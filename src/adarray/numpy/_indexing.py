@@ -12,12 +12,11 @@ import numpy as np
 from ..core.errors import IndexOutOfRangeError, ShapeError, TracingError
 from ..primitives import indexing, structural
 from ..tracing import Tracer
-from ._array import wrap
-from ._core import asvalue, aval, cast, dtype, normalize_axis, shape
-from ._shape import broadcast_to, reshape
+from ._core import asvalue, normalize_axis, shape
+from ._shape import reshape
 
 
-def _expand(x_shape, index):
+def expand_index(x_shape, index):
     """The index as a tuple with Ellipsis expanded and concrete boolean masks turned into integers."""
     if not isinstance(index, tuple):
         index = (index,)
@@ -54,7 +53,7 @@ def _is_array_index(item) -> bool:
     )
 
 
-def _spec(x_shape, items):
+def index_spec(x_shape, items):
     """(spec, index arrays) for a gather/scatter; ints become 0-d arrays, bounds checked when static."""
     spec, arrays, axis = [], [], 0
     for item in items:
@@ -85,9 +84,9 @@ def _spec(x_shape, items):
 def getitem(x, index):
     """x[index] with NumPy semantics."""
     x = asvalue(x)
-    items = _expand(shape(x), index)
+    items = expand_index(shape(x), index)
     if any(_is_array_index(i) for i in items):
-        spec, arrays = _spec(shape(x), items)
+        spec, arrays = index_spec(shape(x), items)
         return indexing.gather(x, spec, arrays)
     starts, stops, steps, out_shape, axis = [], [], [], [], 0
     for item in items:
@@ -134,48 +133,3 @@ def take_along_axis(x, indices, axis):
             grid = np.arange(shape(x)[i]).reshape([-1 if j == i else 1 for j in range(ndim)])
             items.append(grid)
     return indexing.gather(x, (("array",),) * ndim, items)
-
-
-class _IndexUpdate:
-    """`x.at[index]`: functional updates, e.g. ``x.at[i].add(v)`` returns a new array."""
-
-    def __init__(self, x, index):
-        self.x, self.index = asvalue(x), index
-
-    def _apply(self, values, op):
-        items = _expand(shape(self.x), self.index)
-        spec, arrays = _spec(shape(self.x), items)
-        window = indexing.gather_shape(aval(self.x), spec, [aval(a) for a in arrays])
-        values = broadcast_to(cast(values, dtype(self.x)), window)
-        return wrap(indexing.scatter(self.x, spec, arrays, values, op))
-
-    def get(self):
-        return wrap(getitem(self.x, self.index))
-
-    def set(self, values):
-        return self._apply(values, "set")
-
-    def add(self, values):
-        return self._apply(values, "add")
-
-    def multiply(self, values):
-        """Multiply in place; duplicates multiply together; the gradient is exact with zeros."""
-        return self._apply(values, "mul")
-
-    def min(self, values):
-        return self._apply(values, "min")
-
-    def max(self, values):
-        return self._apply(values, "max")
-
-
-class _At:
-    def __init__(self, x):
-        self.x = x
-
-    def __getitem__(self, index):
-        return _IndexUpdate(self.x, index)
-
-
-def at(x):
-    return _At(x)

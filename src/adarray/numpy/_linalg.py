@@ -8,6 +8,7 @@ import numpy as np
 
 from ..core.errors import ShapeError
 from ..primitives import linalg
+from ._complex import conj
 from ._core import asvalue, broadcast_shapes, cast, result_dtype, shape
 from ._einsum import einsum  # noqa: F401 - re-exported
 from ._shape import broadcast_to, ravel
@@ -92,8 +93,6 @@ def outer(a, b):
 
 def vdot(a, b):
     """sum(conj(a) * b) over the flattened arrays (numpy.vdot conjugates its first argument)."""
-    from ._complex import conj
-
     return inner(conj(ravel(a)), ravel(b))
 
 

@@ -12,9 +12,13 @@ import numpy as np
 from ..core.errors import ShapeError, TracingError, UnsupportedError
 from ..primitives import indexing
 from ..tracing import Tracer
+from ._array import wrap
 from ._core import asvalue, cast, dtype, holds_tracer, normalize_axis, result_dtype, shape
-from ._indexing import take
+from ._creation import arange, linspace
+from ._indexing import getitem, take
+from ._shape import _window as window
 from ._shape import (
+    broadcast_arrays,
     broadcast_to,
     concatenate,
     flip,
@@ -26,8 +30,6 @@ from ._shape import (
 
 
 def _window(x, axis, start, stop):
-    from ._shape import _window as window
-
     return window(x, axis, start, stop)
 
 
@@ -109,8 +111,6 @@ def pad(array, pad_width, mode="constant", **kwargs):
 
 def _pad_value(values, axis, side, ndim):
     """The constant for one side of one axis, from a scalar, (before, after) or ((b0, a0), ...)."""
-    from ._indexing import getitem
-
     value = asvalue(values)
     if len(shape(value)) == 0:
         return value
@@ -242,8 +242,6 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
         output[0] = reshape(output[0], (1, -1) + ones[2:])
         output[1] = reshape(output[1], (-1, 1) + ones[2:])
     if not sparse:
-        from ._shape import broadcast_arrays
-
         output = broadcast_arrays(*output)
     return tuple(output)
 
@@ -256,8 +254,6 @@ class _Concatenator:
         self.columns = columns
 
     def __getitem__(self, key):
-        from ._array import wrap
-        from ._creation import arange, linspace
 
         if not isinstance(key, tuple):
             key = (key,)

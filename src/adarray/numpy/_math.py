@@ -3,8 +3,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.errors import ShapeError
 from ..core.types import is_complex
 from ..primitives import elementwise as ew
+from ..primitives.complex import complex as make_complex
+from ..primitives.complex import imag, real
 from ._core import (
     asvalue,
     broadcast_exact,
@@ -17,6 +20,7 @@ from ._core import (
     result_dtype,
     shape,
 )
+from ._sorting import nonzero
 
 
 def _binary(op, name, *, floats=False):
@@ -127,8 +131,6 @@ def round(x, decimals: int = 0):  # noqa: A001 - NumPy's name
     """Round half to even (numpy.round); complex x: its real and imaginary parts, as NumPy."""
     x = asvalue(x)
     if is_complex(dtype(x)):
-        from ..primitives.complex import complex as make_complex
-        from ..primitives.complex import imag, real
 
         return make_complex(round(real(x), decimals), round(imag(x), decimals))
     if decimals == 0:
@@ -181,12 +183,8 @@ def where(condition, x=None, y=None, *, size=None, fill_value=None):
     With the condition alone it is nonzero(condition): concrete arrays only, unless `size` is given.
     """
     if x is None and y is None:
-        from ._sorting import nonzero
-
         return nonzero(condition, size=size, fill_value=fill_value)
     if x is None or y is None:
-        from ..core.errors import ShapeError
-
         raise ShapeError("where: give both x and y, or neither (then it is nonzero(condition))")
     a, b = prepare("where", x, y)  # the condition is not promoted with them: it stays boolean
     condition = cast(asvalue(condition), np.bool_)
@@ -257,8 +255,6 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     """
     x = asvalue(x)
     if is_complex(dtype(x)):  # the real and imaginary parts separately, as NumPy
-        from ..primitives.complex import complex as make_complex
-        from ..primitives.complex import imag, real
 
         parts = [nan_to_num(part, nan=nan, posinf=posinf, neginf=neginf) for part in (real(x), imag(x))]
         return make_complex(*parts)
@@ -275,8 +271,6 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
 def select(condlist, choicelist, default=0):
     """The choice of the first true condition per element, else `default` (numpy.select)."""
     if len(condlist) != len(choicelist):
-        from ..core.errors import ShapeError
-
         raise ShapeError(f"select: {len(condlist)} conditions for {len(choicelist)} choices")
     result = default
     for condition, choice in reversed(list(zip(condlist, choicelist))):
@@ -305,8 +299,6 @@ def piecewise(x, condlist, funclist, *args, **kwargs):
             anything = logical_or(anything, condition)
         conditions.append(logical_not(anything))
     elif len(funclist) != len(conditions):
-        from ..core.errors import ShapeError
-
         raise ShapeError(f"piecewise: {len(funclist)} functions for {len(conditions)} conditions")
     result = np.zeros(shape(x), dtype(x))
     for condition, fn in zip(conditions, funclist):
@@ -321,8 +313,6 @@ def fabs(x):
     """|x| of real x (numpy.fabs: integers compute in float64; complex x is an error, use abs)."""
     x = asvalue(x)
     if is_complex(dtype(x)):
-        from ..core.errors import ShapeError
-
         raise ShapeError(f"fabs: is not defined for complex values, got {dtype(x)}; use anp.abs")
     return ew.abs(cast(x, float_dtype(x)))
 

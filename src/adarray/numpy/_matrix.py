@@ -14,7 +14,7 @@ from ._core import asvalue, dtype, normalize_axis, prepare, shape
 from ._indexing import getitem
 from ._math import multiply, negative, subtract, where
 from ._reductions import sum as sum_
-from ._shape import moveaxis, reshape, stack
+from ._shape import moveaxis, ravel, reshape, stack
 
 
 def _diagonal_indices(rows: int, cols: int, offset: int):
@@ -61,8 +61,6 @@ def diag(v, k=0):
 
 
 def diagflat(v, k=0):
-    from ._shape import ravel
-
     return diag(ravel(v), k)
 
 

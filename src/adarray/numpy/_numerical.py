@@ -12,8 +12,12 @@ from ..primitives import sort as sorting
 from ..tracing import Tracer
 from ._core import asvalue, cast, dtype, float_dtype, normalize_axes, normalize_axis, result_dtype, shape
 from ._indexing import getitem
-from ._math import add, divide, equal, greater, less, multiply, not_equal, subtract, where
+from ._linalg import matmul
+from ._math import abs as abs_
+from ._math import add, divide, equal, greater, less, multiply, not_equal, remainder, subtract, where
+from ._reductions import sum as sum_
 from ._shape import broadcast_to, concatenate, flip, ravel, reshape
+from ._sorting import argsort
 
 _NO_VALUE = object()
 
@@ -156,8 +160,6 @@ def _edges(part, step, uniform, edge_order):
 
 def trapezoid(y, x=None, dx=1.0, axis=-1):
     """Integral of y by the trapezoidal rule along `axis`, at spacing dx or sample points x."""
-    from ._reductions import sum as sum_
-
     y = asvalue(y)
     axis = normalize_axis(axis, len(shape(y)), "trapezoid")
     if x is None:
@@ -211,9 +213,6 @@ def _take(values, index):
 
 
 def _periodic(x, xp, fp, period):
-    from ._math import abs as abs_
-    from ._math import remainder
-    from ._sorting import argsort
 
     if not isinstance(period, Tracer) and float(period) == 0:
         raise ShapeError("interp: period must be a non-zero value")
@@ -229,8 +228,6 @@ def _periodic(x, xp, fp, period):
 def _full_convolution(a, v):
     """The full discrete convolution of 1-d a (n) and v (m): windows of a zero-padded a (one gather
     with static indices) contracted with v, so the derivative is a scatter-add and an einsum."""
-    from ._linalg import matmul
-
     n, m = shape(a)[0], shape(v)[0]
     padded = concatenate([np.zeros(m - 1, dtype(a)), a, np.zeros(m - 1, dtype(a))], 0)
     windows = np.arange(n + m - 1)[:, None] + np.arange(m - 1, -1, -1)[None, :]

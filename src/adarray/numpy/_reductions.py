@@ -7,11 +7,14 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.types import is_complex
+from ..primitives import complex as cp
 from ..primitives import elementwise as ew
 from ..primitives import reduce as reductions
 from ..primitives import scan as scans
 from ..primitives.structural import reshape as reshape_exact
+from ..primitives.structural import transpose
 from ._core import asvalue, cast, dtype, float_dtype, normalize_axes, normalize_axis, shape
+from ._indexing import take_along_axis
 from ._math import divide, equal, exp, log, logical_and, multiply, sqrt, subtract, where
 
 
@@ -65,9 +68,6 @@ def _complex_extremum(x, op, axis, keepdims):
     """NumPy's lexicographic max/min of complex values: the greatest real part, and among those the
     greatest imaginary part. The winner (the first one at an exact tie) is gathered, so it gets the
     whole derivative."""
-    from ..primitives import complex as cp
-    from ..primitives.structural import transpose
-    from ._indexing import take_along_axis
 
     ndim = len(shape(x))
     axes = normalize_axes(axis, ndim, op)
@@ -112,7 +112,6 @@ def var(x, axis=None, keepdims=False, ddof=0):
     axes = normalize_axes(axis, len(shape(x)), "var")
     centered = subtract(x, mean(x, axes, keepdims=True))
     if is_complex(dtype(x)):  # |x - mean|^2, real (NumPy's var of complex values)
-        from ..primitives import complex as cp
 
         real, imag = cp.real(centered), cp.imag(centered)
         squares = ew.add(ew.mul(real, real), ew.mul(imag, imag))
@@ -207,3 +206,10 @@ def logcumsumexp(x, axis=None, reverse=False):
     decay = exp(where(ew.logical_and(finite, before_finite), subtract(before_base, base), -np.inf))
     total = scans.linear_recurrence(decay, exp(where(finite, subtract(x, base), -np.inf)), axis, reverse)
     return where(finite, ew.add(log(where(finite, total, 1.0)), base), peak)
+
+
+def count_nonzero(a, axis=None, *, keepdims=False):
+    """How many elements are nonzero (an integer count, also on traced values)."""
+    a = asvalue(a)
+    return sum(ew.ne(a, np.zeros(shape(a), dtype(a))) if dtype(a) != np.bool_ else a, axis=axis,
+                keepdims=keepdims)

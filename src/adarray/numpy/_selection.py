@@ -23,11 +23,12 @@ from ..primitives import indexing
 from ..tracing import Tracer
 from ._core import asvalue, broadcast_exact, broadcast_shapes, cast, dtype, normalize_axis, prepare, shape
 from ._indexing import take, take_along_axis
-from ._math import clip, remainder, where
+from ._math import clip, less_equal, remainder, where
+from ._reductions import any as any_
 from ._reductions import max as max_
 from ._reductions import min as min_
 from ._shape import expand_dims, ravel, reshape, stack
-from ._sorting import argsort, nonzero
+from ._sorting import argsort, nonzero, searchsorted
 
 
 def _grid_items(index_shape, axis, indices):
@@ -245,8 +246,6 @@ def digitize(x, bins, right=False):
     """The index of the bin each x falls in (numpy.digitize): bins increasing or decreasing;
     right=True closes the bins on the right. Integer result. With traced bins the direction is read
     from bins[0] <= bins[-1] (NumPy also checks that they are monotonic, which needs their values)."""
-    from ._math import less_equal
-    from ._sorting import searchsorted
 
     x, bins = asvalue(x), asvalue(bins)
     if len(shape(bins)) != 1:
@@ -269,8 +268,6 @@ def digitize(x, bins, right=False):
 def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None):
     """True where an element of `element` equals one of `test_elements` (numpy.isin); the shape of
     `element`. Boolean result; NaN is in nothing."""
-    from ._reductions import any as any_
-
     element, tests = asvalue(element), ravel(asvalue(test_elements))
     if shape(tests)[0] == 0:
         found = np.zeros(shape(element), bool)

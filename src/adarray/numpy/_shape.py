@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.errors import ShapeError
+from ..core.errors import IndexOutOfRangeError, ShapeError
 from ..primitives import structural
 from ._core import asvalue, broadcast_shapes, cast, normalize_axes, normalize_axis, result_dtype, shape
 
@@ -236,45 +236,12 @@ def repeat(x, repeats, axis=None):
     return reshape(expanded, old[:axis] + (old[axis] * int(repeats),) + old[axis + 1:])
 
 
-def stack_nested(value):
-    """An array from nested lists and tuples that hold tracers, floats and arrays, e.g.
-    ``[[t, 1.0], [2.0, t]]``: the leaves are promoted to one dtype and stacked level by level."""
-    from ._core import is_python_scalar
-
-    leaves = []
-
-    def collect(item):
-        if isinstance(item, (list, tuple)):
-            for v in item:
-                collect(v)
-        else:
-            leaves.append(item if is_python_scalar(item) else asvalue(item))
-
-    collect(value)
-    target = result_dtype(*leaves) if leaves else np.dtype(np.float64)
-
-    def build(item):
-        if isinstance(item, (list, tuple)):
-            parts = [build(v) for v in item]
-            if not parts:
-                raise ShapeError("array: an empty list beside traced values has no shape")
-            shapes = {shape(p) for p in parts}
-            if len(shapes) != 1:
-                raise ShapeError(f"array: the nested sequences are ragged (shapes {sorted(shapes)})")
-            return stack(parts)
-        return cast(item, target)
-
-    return build(value)
-
-
 def rollaxis(x, axis, start=0):
     """Move `axis` to just before position `start` (numpy.rollaxis; moveaxis is the clearer name)."""
     ndim = len(shape(asvalue(x)))
     axis = normalize_axis(axis, ndim, "rollaxis")
     start = start + ndim if start < 0 else start
     if not 0 <= start <= ndim:
-        from ..core.errors import IndexOutOfRangeError
-
         raise IndexOutOfRangeError(f"rollaxis: start {start} is out of range for an array of {ndim} dimensions")
     if axis < start:
         start -= 1

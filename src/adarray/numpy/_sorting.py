@@ -1,5 +1,5 @@
 """Sorting, searching and value-dependent sizes: sort, argsort, partition, searchsorted, unique,
-nonzero, argwhere, flatnonzero, count_nonzero.
+nonzero, argwhere, flatnonzero (count_nonzero, a sum, is in _reductions.py).
 
 `sort` is a gather along the stable argsort, so its derivative follows the permutation (tied
 elements keep their order, each its own derivative). Functions whose output size depends on the
@@ -18,7 +18,7 @@ from ..primitives import sort as sorting
 from ..tracing import Tracer
 from ._core import asvalue, cast, dtype, normalize_axis, result_dtype, shape
 from ._indexing import take_along_axis
-from ._shape import concatenate, reshape
+from ._shape import concatenate, reshape, stack
 
 
 def _flat_or_axis(x, axis, name):
@@ -148,18 +148,8 @@ def argwhere(a, *, size=None, fill_value=None):
     a = asvalue(a)
     if len(shape(a)) == 0 and size is None and not isinstance(a, Tracer):
         return np.argwhere(a)
-    from ._shape import stack
 
     return stack(nonzero(a, size=size, fill_value=fill_value), axis=-1)
-
-
-def count_nonzero(a, axis=None, *, keepdims=False):
-    """How many elements are nonzero (an integer count, also on traced values)."""
-    from ._reductions import sum as sum_
-
-    a = asvalue(a)
-    return sum_(ew.ne(a, np.zeros(shape(a), dtype(a))) if dtype(a) != np.bool_ else a, axis=axis,
-                keepdims=keepdims)
 
 
 def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *, equal_nan=True,

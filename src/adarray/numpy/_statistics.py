@@ -14,6 +14,7 @@ from ..primitives import elementwise as ew
 from ..tracing import Tracer
 from ._core import asvalue, cast, dtype, float_dtype, normalize_axes, normalize_axis, shape
 from ._indexing import take_along_axis
+from ._linalg import matmul
 from ._math import (
     add,
     ceil,
@@ -31,13 +32,14 @@ from ._math import (
     subtract,
     where,
 )
+from ._matrix import diag
 from ._reductions import any as any_
 from ._reductions import argmax, argmin, cumprod, cumsum, mean
 from ._reductions import max as max_
 from ._reductions import min as min_
 from ._reductions import prod as prod_
 from ._reductions import sum as sum_
-from ._shape import moveaxis, reshape, transpose
+from ._shape import broadcast_to, concatenate, moveaxis, reshape, squeeze, transpose
 from ._sorting import sort
 
 # (alpha, beta) of the continuous methods of Hyndman and Fan (1996), as NumPy's table has them
@@ -203,7 +205,6 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
     average_value = divide(sum_(multiply(a, weights), axis=axis, keepdims=keepdims), total)
     if not returned:
         return average_value
-    from ._shape import broadcast_to
 
     return average_value, broadcast_to(total, shape(average_value))
 
@@ -226,8 +227,6 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     target = np.dtype(dtype) if dtype is not None else np.result_type(*[_dtype(v) for v in values], np.float64)
     x = _observations(m, rowvar, target, "cov")
     if y is not None:
-        from ._shape import concatenate
-
         x = concatenate([x, _observations(y, rowvar, target, "cov")], 0)
     if shape(x)[0] == 0:
         return np.zeros((0, 0), target)
@@ -252,10 +251,8 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     fact = max(fact, 0.0) if isinstance(fact, float) else maximum(fact, 0.0)  # NumPy: 0 when <= 0
     centered = subtract(x, reshape(average_value, (-1, 1)))
     weighted = centered if w is None else multiply(centered, w)
-    from ._linalg import matmul
 
     c = multiply(matmul(centered, transpose(weighted)), divide(1.0, fact))
-    from ._shape import squeeze
 
     return squeeze(c)
 
@@ -269,7 +266,6 @@ def corrcoef(x, y=None, rowvar=True, *, dtype=None):
     c = cov(x, y, rowvar, dtype=dtype)
     if len(shape(c)) == 0:
         return divide(c, c)
-    from ._matrix import diag
 
     stddev = sqrt(diag(c))
     c = divide(c, reshape(stddev, (-1, 1)))

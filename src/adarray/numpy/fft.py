@@ -20,6 +20,8 @@ from ..primitives import fft as fft_primitives
 from ..primitives.complex import conj
 from ..tracing import ARRAY_METHODS
 from ._core import asvalue, cast, dtype, float_dtype, normalize_axes, normalize_axis, shape
+from ._manipulation import roll
+from ._math import divide
 
 __all__ = ["fft", "fft2", "fftfreq", "fftn", "fftshift", "hfft", "ifft", "ifft2", "ifftn", "ifftshift", "ihfft",
            "irfft", "irfft2", "irfftn", "rfft", "rfft2", "rfftfreq", "rfftn"]
@@ -171,8 +173,6 @@ for _fn, _base in ((fft2, "fftn"), (ifft2, "ifftn"), (rfft2, "rfftn"), (irfft2, 
 # --- shifts and frequencies --------------------------------------------------------------------------
 
 def _shift(x, axes, sign, name):
-    from ._manipulation import roll
-
     x = asvalue(x)
     axes = normalize_axes(axes, len(shape(x)), name)
     if not axes:
@@ -191,8 +191,6 @@ def ifftshift(x, axes=None):
 
 
 def _scaled(frequencies, d):
-    from ._math import divide
-
     return frequencies / d if isinstance(d, (int, float, np.number)) else divide(frequencies, d)
 
 
