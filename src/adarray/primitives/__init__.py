@@ -16,6 +16,7 @@ from . import (  # noqa: F401
     matrix_functions,
     reduce,
     scan,
+    scatter_products,
     sort,
     special,
     spectral,

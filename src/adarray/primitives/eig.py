@@ -34,6 +34,7 @@ from .matrices import batch_matrices, diag_embed, diagonal, gap_inverse, like, m
 from .reduce import argmax, reduce_sum
 from .rules import aval_of_value
 from .structural import broadcast_in_dim
+from .taylor import FROM_JVP
 
 
 def _eig_abstract_eval(a, *, compute_v):
@@ -110,8 +111,6 @@ eig_p.jvp, eig_p.vjp = _eig_jvp, _eig_vjp
 
 def _set_taylor_rule():
     """Taylor mode: the series of the jvp rule (exact; it re-binds eig once per order)."""
-    from .taylor import FROM_JVP
-
     eig_p.taylor = FROM_JVP
 
 

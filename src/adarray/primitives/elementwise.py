@@ -4,16 +4,112 @@ Operands of a binary primitive have equal shapes and dtypes (adarray.numpy does
 broadcasting and promotion first); a Python scalar operand takes the shape and
 dtype of the other one. The binder functions here (`add`, `exp`, ...) are the
 math namespace that derivative rules are written in.
+
+Here too are the rule kind and the helpers that bind these primitives: `elementwise(prim, partials)`
+(jvp and vjp from scalar partials), `add_tangents`, and the masked cotangents of reverse mode
+(`Masked`, `masked`, `instantiate`); rules.py gathers them with the other kinds.
 """
 from __future__ import annotations
+
+import sys
 
 import numpy as np
 
 from ..core.errors import ShapeError
-from ..core.primitive import REGISTRY, Primitive, Zero
-from ..core.types import is_complex, is_float
-from .rules import aval_of_value, batch_elementwise, elementwise, linear, masked, nondifferentiable, zero_derivative
+from ..core.primitive import REGISTRY, Primitive, Zero, is_zero
+from ..core.types import Aval, is_complex, is_float
+from .kinds import FROM_JVP, aval_of_value, linear, nondifferentiable, zero_derivative, zeros
 from .scalar import COMPLEX_OPERANDS, PARTIALS, SINGULAR
+from .structural import batch_elementwise
+
+# --- symbolic zeros and masked cotangents (they add and select) ------------------------------------
+
+def instantiate(value, aval: Aval | None = None):
+    """Turn a symbolic zero into a (zero-strided) array, a masked cotangent into its select; pass
+    anything else through."""
+    if is_zero(value):
+        return zeros(value.aval if aval is None else aval)
+    if isinstance(value, Masked):
+        return value.materialize()
+    return value
+
+
+def add_tangents(a, b):
+    """Sum of two tangents or cotangents, skipping symbolic zeros (masked cotangents of one mask stay
+    masked)."""
+    if is_zero(a):
+        return b
+    if is_zero(b):
+        return a
+    if isinstance(a, Masked) and isinstance(b, Masked) and a.keep is b.keep:
+        return Masked(a.keep, add(a.value, b.value))
+    return add(instantiate(a), instantiate(b))
+
+
+class Masked:
+    """A cotangent that the program's structure proves zero where `keep` is False: the branch a select
+    (where) does not take, the slots a scatter overwrites, the elements a max does not pick. Reverse
+    mode only (transforms/vjp.py): the rule of an elementwise primitive is applied to `value` and its
+    results keep the mask, so the mask sinks through the product with the partial derivative,
+    select(c, g, 0) * p -> select(c, g * p, 0), and an infinite or NaN partial in the untaken branch
+    never meets the zero. Everywhere else (other primitives, the inputs' cotangents) it becomes
+    select(keep, value, 0). Only derivative rules make one, so a user's `where(c, g, 0) * p` keeps
+    NumPy's value (NaN where p is inf). A zero cotangent that is merely computed follows IEEE: 0 * inf
+    is NaN.
+    """
+
+    __slots__ = ("keep", "value")
+
+    def __init__(self, keep, value):
+        self.keep, self.value = keep, value
+
+    @property
+    def aval(self) -> Aval:
+        return aval_of_value(self.value)
+
+    def materialize(self):
+        aval = aval_of_value(self.value)
+        return select(self.keep, self.value, zeros(aval))
+
+
+def masked(keep, cotangent):
+    """`cotangent` zero where `keep` is False, by structure (None and symbolic zeros pass through)."""
+    if cotangent is None or is_zero(cotangent):
+        return cotangent
+    if isinstance(cotangent, Masked):
+        return Masked(logical_and(keep, cotangent.keep), cotangent.value)
+    return Masked(keep, cotangent)
+
+
+def elementwise(prim, partials, singular: bool = False) -> None:
+    """The rule kind of a map with scalar partials: jvp sum_i partial_i * t_i; vjp ct * partial_i.
+    Zeros are skipped (a partial may be None: zero). `partials(m, *primals, output, **params)` gets
+    this module as `m`, the math namespace.
+
+    With `singular` (partials may be infinite or NaN), the forward products are `safe_mul`: 0
+    wherever the tangent is 0, since a direction that does not move an input does not move the
+    output (forward and Taylor mode agree on it). The guard looks at the tangent alone, inside one
+    primitive with its own derivative rules, so a partial or a tangent that merely vanishes at a
+    point keeps its derivative there (forward over forward stays right). Reverse products are plain
+    IEEE products, 0 * inf = NaN: a cotangent that is zero by structure (the branch a select does
+    not take) is a `Masked` cotangent, whose mask the transformation sinks through this product.
+    """
+    namespace = sys.modules[__name__]
+
+    def jvp(tangents, primals, output, **params):
+        parts = partials(namespace, *primals, output, **params)
+        total = Zero(aval_of_value(output))
+        for part, tangent in zip(parts, tangents):
+            if not is_zero(tangent) and part is not None:
+                total = add_tangents(total, safe_mul(tangent, part) if singular else mul(tangent, part))
+        return total
+
+    def vjp(cotangent, primals, output, needs, **params):
+        parts = partials(namespace, *primals, output, **params)
+        return [mul(cotangent, part) if need and part is not None else None for part, need in zip(parts, needs)]
+
+    prim.jvp, prim.vjp = jvp, vjp
+    prim.taylor = FROM_JVP  # exact; the common maps get hand recurrences (elementwise_taylor.py)
 
 # Sampling domains for the generated rule tests: name -> (low, high).
 DOMAINS = {
@@ -103,7 +199,7 @@ neg_p, neg = _unary("neg", lambda p: linear(p, _neg_transpose))
 # A symbolic zero operand is skipped, never added or subtracted as a literal 0: x + 0.0 is not x
 # where x is -0.0, so the simplifier may not remove it.
 def _add_jvp(tangents, primals, output):
-    return _add_tangents(*tangents)
+    return add_tangents(*tangents)
 
 
 def _sub_jvp(tangents, primals, output):
@@ -114,15 +210,11 @@ def _sub_jvp(tangents, primals, output):
 
 
 def _add_taylor(series, output):
-    from .taylor import add as add_series
-
-    return [add_series(a, b) for a, b in zip(series[0][1:], series[1][1:])]
+    return [add_tangents(a, b) for a, b in zip(series[0][1:], series[1][1:])]
 
 
 def _sub_taylor(series, output):
-    from .taylor import sub as sub_series
-
-    return [sub_series(a, b) for a, b in zip(series[0][1:], series[1][1:])]
+    return [_sub_jvp((a, b), None, None) for a, b in zip(series[0][1:], series[1][1:])]
 
 
 add_p.jvp, sub_p.jvp, add_p.taylor, sub_p.taylor = _add_jvp, _sub_jvp, _add_taylor, _sub_taylor
@@ -176,7 +268,7 @@ def _choice_rules(first_wins):
         ta, tb = tangents
         if isinstance(ta, Zero) and isinstance(tb, Zero):
             return ta
-        return select(first_wins(*primals), _instantiate(ta), _instantiate(tb))
+        return select(first_wins(*primals), instantiate(ta), instantiate(tb))
 
     def vjp(cotangent, primals, output, needs):
         first = first_wins(*primals)
@@ -201,9 +293,9 @@ def _safe_mul_jvp(tangents, primals, output):
     (tx, ty), (x, y) = tangents, primals
     total = Zero(aval_of_value(output))
     if not isinstance(tx, Zero):
-        total = _add_tangents(total, safe_mul(tx, y))
+        total = add_tangents(total, safe_mul(tx, y))
     if not isinstance(ty, Zero):
-        total = _add_tangents(total, safe_mul(x, ty))
+        total = add_tangents(total, safe_mul(x, ty))
     return total
 
 
@@ -288,7 +380,7 @@ def _select_jvp(tangents, primals, output, **params):
     if isinstance(tx, Zero) and isinstance(ty, Zero):
         return tx
     pred = primals[0]
-    return select(pred, _instantiate(tx), _instantiate(ty))
+    return select(pred, instantiate(tx), instantiate(ty))
 
 
 def _select_vjp(cotangent, primals, output, needs):
@@ -346,18 +438,6 @@ def convert(x, dtype):
 
 
 # --- helpers of the math namespace --------------------------------------------------------------
-
-def _add_tangents(a, b):
-    from .rules import add_tangents
-
-    return add_tangents(a, b)
-
-
-def _instantiate(value):
-    from .rules import instantiate
-
-    return instantiate(value)
-
 
 def full_like(x, value):
     aval = aval_of_value(x)

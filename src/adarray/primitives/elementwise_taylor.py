@@ -28,6 +28,7 @@ import math
 from ..core.primitive import Zero, is_zero
 from ..core.types import is_complex
 from . import elementwise as ew
+from .complex import conj, real
 from .rules import aval_of_value, instantiate
 from .taylor import (
     cauchy,
@@ -232,7 +233,6 @@ def _abs_taylor(series, output):
     z = series[0]
     if not is_complex(aval_of_value(z[0]).dtype):
         return _real_abs_taylor(series, output)
-    from .complex import conj, real
 
     aval = aval_of_value(output)
     conjugate = [c if is_zero(c) else conj(c) for c in z]

@@ -53,6 +53,7 @@ from .matrices import (
 )
 from .rules import add_tangents, aval_of_value, nondifferentiable
 from .structural import broadcast_in_dim
+from .taylor import FROM_JVP, sub, total
 from .triangular import triangular_solve
 
 # --- solve ---------------------------------------------------------------------------------------
@@ -319,8 +320,6 @@ qr_p.sample = lambda rng: [
 # lu and qr take the series of their jvp rules (exact; they re-bind the factorisation once).
 
 def _solve_taylor(series, output):
-    from .taylor import is_zero, sub, total
-
     a, b = series
     x = [output]
     for k in range(1, len(a)):
@@ -331,8 +330,6 @@ def _solve_taylor(series, output):
 
 
 def _set_taylor_rules():
-    from .taylor import FROM_JVP
-
     solve_p.taylor = _solve_taylor
     lu_p.taylor = qr_p.taylor = FROM_JVP
 

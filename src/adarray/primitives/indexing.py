@@ -29,7 +29,17 @@ from ..core.errors import ShapeError
 from ..core.primitive import Primitive, Zero, is_zero
 from ..core.types import Aval, is_float
 from . import elementwise as ew
-from .rules import add_tangents, aval_of_value, batch_all, broadcast_batch, instantiate, masked, nondifferentiable
+from .rules import (
+    aval_of_value,
+    batch_all,
+    broadcast_batch,
+    instantiate,
+    masked,
+    nondifferentiable,
+    refuse_complex,
+)
+from .structural import concatenate, reshape, slice_array, transpose
+from .taylor import FROM_JVP, piecewise_linear_taylor
 
 SCATTER_OPS = ("set", "add", "mul", "min", "max")
 
@@ -96,8 +106,6 @@ def _scatter_abstract_eval(x, updates, *indices, spec, op):
     if updates.shape != shape or updates.dtype != x.dtype:
         raise ShapeError(f"scatter: updates {updates} do not match the indexed window {x.update(shape=shape)}")
     if op in ("min", "max"):
-        from .rules import refuse_complex
-
         refuse_complex(f"scatter[op={op}]", x)
     return x
 
@@ -124,8 +132,6 @@ def _set_winners(x, spec, indices, updates):
 def _flat_targets(x, spec, indices, count: int):
     """For every update element, the flat position of x it lands on, as a (count,) integer array
     (negative positions of a plain 1-d index are left for the primitives below to wrap)."""
-    from .structural import reshape
-
     aval = aval_of_value(x)
     if tuple(spec) == (("array",),) and aval.ndim == 1:
         return reshape(indices[0], (count,))
@@ -134,8 +140,6 @@ def _flat_targets(x, spec, indices, count: int):
 
 
 def _flat(x):
-    from .structural import reshape
-
     return reshape(x, (aval_of_value(x).size,))
 
 
@@ -151,8 +155,6 @@ def _weighted_product_partials(x, spec, indices, updates, weights, output):
     """weights * d output / d x and weights[slot] * d output / d updates of scatter-mul, shaped like x and
     updates (from scatter_mul_partials: exact with zeros, to any order). `output` is the scatter's result,
     passed on as the hint that spares the partials the product per slot."""
-    from .structural import reshape
-
     x_aval, u_aval = aval_of_value(x), aval_of_value(updates)
     targets = _flat_targets(x, spec, indices, u_aval.size)
     px, pu = scatter_mul_partials(_flat(x), _flat(updates), targets, _flat(weights), _flat(output))
@@ -161,8 +163,6 @@ def _weighted_product_partials(x, spec, indices, updates, weights, output):
 
 def _winner_scatter_jvp(tx, tu, x, spec, indices, updates, output):
     """Tangent of scatter-min/max: each slot takes the tangent of its winner (dest or one update)."""
-    from .structural import concatenate, reshape
-
     x_aval, n = aval_of_value(x), aval_of_value(updates).size
     targets = _flat_targets(x, spec, indices, n)
     winner = scatter_winner(_flat(x), _flat(updates), _flat(output), targets)
@@ -174,8 +174,6 @@ def _winner_scatter_jvp(tx, tu, x, spec, indices, updates, output):
 
 
 def _winner_scatter_vjp(cotangent, x, spec, indices, updates, output, needs):
-    from .structural import reshape, slice_array
-
     x_aval, u_aval = aval_of_value(x), aval_of_value(updates)
     n = u_aval.size
     targets = _flat_targets(x, spec, indices, n)
@@ -256,8 +254,6 @@ def _mul_partials_abstract_eval(x, updates, targets, weights, *output):
 
 def _winner_abstract_eval(x, updates, output, targets):
     _flat_abstract_eval("scatter_winner", True)(x, updates, targets)
-    from .rules import refuse_complex
-
     refuse_complex("scatter_winner", x)
     if output != x:
         raise ShapeError(f"scatter_winner: the output {output} must match x {x}")
@@ -297,145 +293,26 @@ def scatter_winner(x, updates, output, targets):
     return scatter_winner_p.bind(x, updates, output, targets)
 
 
-def _sorted_slots(x, updates, targets):
-    """The sequence [x; updates] sorted stably by slot (each x first in its slot), as IR:
-    (order, its inverse, segment starts, segment ends)."""
-    from .scan import shift
-    from .sort import argsort
-    from .structural import concatenate
-
-    m, n = aval_of_value(x).size, aval_of_value(updates).size
-    keys = concatenate([np.arange(m, dtype=np.int64), _wrapped_slots(targets, m)], 0)
-    order = argsort(keys, 0)
-    inverse = scatter(np.zeros(m + n, np.int64), (("array",),), [order], np.arange(m + n, dtype=np.int64), "set")
-    keys = gather(keys, (("array",),), [order])
-    starts = ew.ne(keys, shift(keys, 0, fill=-1))
-    ends = ew.ne(keys, shift(keys, 0, reverse=True, fill=-1))
-    return order, inverse, starts, ends
-
-
-def _wrapped_slots(targets, m):
+def wrapped_slots(targets, m):
     slots = ew.convert(targets, np.int64)
     shape = aval_of_value(slots).shape
     return ew.select(ew.lt(slots, np.zeros(shape, np.int64)), ew.add(slots, np.full(shape, m, np.int64)), slots)
 
 
-def _exclusive_products(values, starts, ends):
-    """Segmented exclusive prefix and suffix products of sorted values: linear recurrences
-    p_k = a_k p_(k-1) + b_k with a_k = 0, b_k = 1 at a segment's start (else a_k = v_(k-1), b_k = 0)."""
-    from .scan import linear_recurrence, shift
-
-    dtype = aval_of_value(values).dtype
-    zero = ew.zeros_like(values)
-    coefficients = (ew.select(starts, zero, shift(values, 0)), ew.select(ends, zero, shift(values, 0, reverse=True)))
-    offsets = (ew.convert(starts, dtype), ew.convert(ends, dtype))
-    products = (linear_recurrence(coefficients[0], offsets[0], 0),
-                linear_recurrence(coefficients[1], offsets[1], 0, reverse=True))
-    return coefficients, offsets, products
-
-
-def _split(values, m, n):
-    from .structural import slice_array
-
-    return slice_array(values, (0,), (m,), (1,)), slice_array(values, (m,), (m + n,), (1,))
-
-
-def _partials_jvp(x, updates, targets, tx, tu):
-    """The tangents of the unweighted partials, through the exclusive products."""
-    from .scan import _recurrence_jvp, shift
-    from .structural import concatenate
-
-    m, n = aval_of_value(x).size, aval_of_value(updates).size
-    order, inverse, starts, ends = _sorted_slots(x, updates, targets)
-    values = gather(concatenate([x, updates], 0), (("array",),), [order])
-    tangent = gather(concatenate([instantiate(tx), instantiate(tu)], 0), (("array",),), [order])
-    coefficients, offsets, products = _exclusive_products(values, starts, ends)
-    zero = ew.zeros_like(values)
-    d_coefficients = (ew.select(starts, zero, shift(tangent, 0)),
-                      ew.select(ends, zero, shift(tangent, 0, reverse=True)))
-    d_products = [_recurrence_jvp([dc, Zero(aval_of_value(b))], [c, b], p, axis=0, reverse=reverse)
-                  for dc, c, b, p, reverse in zip(d_coefficients, coefficients, offsets, products, (False, True))]
-    d_others = ew.add(ew.mul(d_products[0], products[1]), ew.mul(products[0], d_products[1]))
-    return _split(gather(d_others, (("array",),), [inverse]), m, n)
-
-
-def _partials_vjp(x, updates, targets, ct_x, ct_u):
-    """The cotangents of x and updates for cotangents of the unweighted partials."""
-    from .scan import _recurrence_vjp, shift
-    from .structural import concatenate
-
-    m, n = aval_of_value(x).size, aval_of_value(updates).size
-    order, inverse, starts, ends = _sorted_slots(x, updates, targets)
-    values = gather(concatenate([x, updates], 0), (("array",),), [order])
-    coefficients, offsets, products = _exclusive_products(values, starts, ends)
-    ct = gather(concatenate([instantiate(ct_x, aval_of_value(x)), instantiate(ct_u, aval_of_value(updates))], 0),
-                (("array",),), [order])
-    ct_products = (ew.mul(ct, products[1]), ew.mul(ct, products[0]))
-    ct_coefficients = [_recurrence_vjp(c_p, [c, b], p, [True, False], axis=0, reverse=reverse)[0]
-                       for c_p, c, b, p, reverse in zip(ct_products, coefficients, offsets, products, (False, True))]
-    zero = ew.zeros_like(values)
-    # the coefficients are the values shifted one step (masked): their transpose shifts back
-    ct_values = ew.add(shift(ew.select(starts, zero, ct_coefficients[0]), 0, reverse=True),
-                       shift(ew.select(ends, zero, ct_coefficients[1]), 0))
-    return _split(gather(ct_values, (("array",),), [inverse]), m, n)
-
-
-def _hint(primals):
-    """The output hint of a scatter_mul_partials equation (None without one); it gets no derivative."""
-    return primals[4] if len(primals) == 5 else None
-
-
-def _mul_partials_jvp(tangents, primals, outputs):
-    (tx, tu, _, tw), (x, updates, targets, weights), output = tangents[:4], primals[:4], _hint(primals)
-    n = aval_of_value(updates).size
-    result = [Zero(aval_of_value(o)) for o in outputs]
-    if not (is_zero(tx) and is_zero(tu)) and n:
-        d_x, d_u = _partials_jvp(x, updates, targets, tx, tu)
-        result = [ew.mul(weights, d_x), ew.mul(gather(weights, (("array",),), [targets]), d_u)]
-    if not is_zero(tw):  # linear in the weights
-        result = [add_tangents(r, w) for r, w in zip(result, scatter_mul_partials(x, updates, targets, tw, output))]
-    return result
-
-
-def _mul_partials_vjp(cotangents, primals, outputs, needs):
-    (x, updates, targets, weights), (ct_x, ct_u), output = primals[:4], cotangents, _hint(primals)
-    m, n = aval_of_value(x).size, aval_of_value(updates).size
-    if is_zero(ct_x) and is_zero(ct_u):
-        return [None] * len(primals)
-    grads = [None] * len(primals)
-    if (needs[0] or needs[1]) and n:
-        weighted_x = Zero(aval_of_value(x)) if is_zero(ct_x) else ew.mul(ct_x, weights)
-        weighted_u = Zero(aval_of_value(updates)) if is_zero(ct_u) else ew.mul(
-            ct_u, gather(weights, (("array",),), [targets]))
-        grads[0], grads[1] = _partials_vjp(x, updates, targets, weighted_x, weighted_u)
-    if needs[3]:
-        px, pu = scatter_mul_partials(x, updates, targets, np.ones(m, aval_of_value(x).dtype), output)
-        from_x = Zero(aval_of_value(x)) if is_zero(ct_x) else ew.mul(ct_x, px)
-        from_u = Zero(aval_of_value(x)) if is_zero(ct_u) else scatter(
-            np.zeros(m, aval_of_value(x).dtype), (("array",),), [targets], ew.mul(ct_u, pu), "add")
-        grads[3] = add_tangents(from_x, from_u)
-    return [g if need else None for g, need in zip(grads, needs)]
-
-
-scatter_mul_partials_p.jvp, scatter_mul_partials_p.vjp = _mul_partials_jvp, _mul_partials_vjp
 nondifferentiable(scatter_winner_p)
 
 
 def _batched_slots(args, batched, size, first_m, first_n):
     """Batched flat operands as one flat problem: the slots of batch b offset by b * m. `args` are the
     operands with targets last; first_m and first_n pick an operand of each length."""
-    from .structural import reshape
-
     *values, targets = batch_all(args, batched, size)
     m, n = aval_of_value(values[first_m]).shape[1], aval_of_value(values[first_n]).shape[1]
     offsets = np.broadcast_to(np.arange(size, dtype=np.int64)[:, None] * m, (size, n))
     flat = [reshape(v, (size * aval_of_value(v).shape[1],)) for v in values]
-    return flat, reshape(ew.add(_wrapped_slots(targets, m), offsets), (size * n,)), m, n
+    return flat, reshape(ew.add(wrapped_slots(targets, m), offsets), (size * n,)), m, n
 
 
 def _mul_partials_batch(args, batched, size):
-    from .structural import reshape
-
     x, updates, targets, weights, *output = args
     flags = [batched[0], batched[1], batched[3], *batched[4:], batched[2]]
     (x, updates, weights, *output), targets, m, n = _batched_slots([x, updates, weights, *output, targets], flags,
@@ -445,8 +322,6 @@ def _mul_partials_batch(args, batched, size):
 
 
 def _winner_batch(args, batched, size):
-    from .structural import reshape
-
     (x, updates, output), targets, m, n = _batched_slots(args, batched, size, 0, 1)
     winner = reshape(scatter_winner(x, updates, output, targets), (size, m))
     offsets = np.broadcast_to(np.arange(size, dtype=np.int64)[:, None] * n, (size, m))
@@ -508,8 +383,6 @@ scatter_p.sample = _scatter_sampler
 
 def _batched_indexing(args, batched, size, spec, first_index):
     """(operand, batched spec, batched index arrays, permutation from NumPy's layout to ours)."""
-    from .structural import reshape
-
     def unbatched(value, is_batched):
         aval = aval_of_value(value)
         return aval.update(shape=aval.shape[1:]) if is_batched else aval
@@ -532,15 +405,11 @@ def _batched_indexing(args, batched, size, spec, first_index):
 
 
 def _gather_batch(args, batched, size, *, spec):
-    from .structural import transpose
-
     x, batched_spec, arrays, perm = _batched_indexing(args, batched, size, spec, 1)
     return transpose(gather(x, batched_spec, arrays), perm), True
 
 
 def _scatter_batch(args, batched, size, *, spec, op):
-    from .structural import transpose
-
     x, batched_spec, arrays, perm = _batched_indexing(
         [args[0]] + list(args[2:]), [batched[0]] + list(batched[2:]), size, spec, 1)
     updates = args[1] if batched[1] else broadcast_batch(args[1], size)
@@ -555,16 +424,12 @@ gather_p.batch, scatter_p.batch = _gather_batch, _scatter_batch
 # winner (all: the jvp applied to every coefficient); scatter-mul is the series of its jvp. ------------
 
 def _scatter_taylor(series, output, *, spec, op):
-    from .taylor import FROM_JVP, piecewise_linear_taylor
-
     if op == "mul":
         return FROM_JVP
     return piecewise_linear_taylor(scatter_p)(series, output, spec=spec, op=op)
 
 
 def _set_taylor_rules():
-    from .taylor import FROM_JVP, piecewise_linear_taylor
-
     gather_p.taylor = piecewise_linear_taylor(gather_p)
     scatter_p.taylor = _scatter_taylor
     scatter_mul_partials_p.taylor = FROM_JVP

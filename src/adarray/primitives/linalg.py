@@ -12,6 +12,7 @@ from ..core.errors import ShapeError
 from ..core.primitive import Primitive, Zero, is_zero
 from .rules import add_tangents, aval_of_value
 from .structural import broadcast_in_dim
+from .taylor import cauchy
 
 
 def parse_spec(spec: str):
@@ -104,8 +105,6 @@ einsum_p.batch = _einsum_batch
 # --- Taylor mode: bilinear, so a Cauchy product of einsums --------------------------------------------
 
 def _einsum_taylor(series, output, *, spec):
-    from .taylor import cauchy
-
     a, b = series
     aval = aval_of_value(output)
     return [cauchy(a, b, k, product=lambda x, y: _einsum_or_zero(spec, x, y, output), aval=aval)

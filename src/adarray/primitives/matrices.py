@@ -30,6 +30,7 @@ import numpy as np
 from ..core.errors import ExecutionError, ShapeError
 from ..core.types import Aval, is_complex, is_float
 from . import elementwise as ew
+from .complex import conj, real
 from .linalg import einsum
 from .reduce import reduce, reduce_sum
 from .rules import aval_of_value, batch_all
@@ -75,7 +76,6 @@ def conjugate(x):
     """conj(x) of a complex x; a real x itself."""
     if not is_complex_matrix(x):
         return x
-    from .complex import conj
 
     return conj(x)
 
@@ -84,7 +84,6 @@ def real_part(x):
     """real(x) of a complex x; a real x itself."""
     if not is_complex_matrix(x):
         return x
-    from .complex import real
 
     return real(x)
 

@@ -61,6 +61,7 @@ from .matrices import (
 from .rules import add_tangents, aval_of_value, instantiate
 from .spectral import matrix_with_singular_values
 from .structural import broadcast_in_dim
+from .taylor import FROM_JVP
 
 # --- det, adjugate and the derivatives of the adjugate ------------------------------------------
 
@@ -323,8 +324,6 @@ def primary_function_taylor(function):
 
 
 def _set_taylor_rules():
-    from .taylor import FROM_JVP
-
     expm_p.taylor = primary_function_taylor(expm)
     det_p.taylor = adjugate_p.taylor = adjugate_derivative_p.taylor = pinv_p.taylor = FROM_JVP
 

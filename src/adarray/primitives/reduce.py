@@ -19,9 +19,11 @@ from ..core.errors import ShapeError
 from ..core.primitive import Primitive, Zero, is_zero
 from ..core.types import Aval, is_float
 from . import elementwise as ew
-from .rules import aval_of_value, batch_all, instantiate, masked, nondifferentiable, refuse_complex
-from .scan import cumprod, shift
-from .structural import broadcast_in_dim, reshape, transpose
+from .indexing import gather, scatter
+from .rules import aval_of_value, batch_all, instantiate, linear, masked, nondifferentiable, refuse_complex
+from .scan import cumprod, cumprod_jvp, cumprod_vjp, shift
+from .structural import broadcast_in_dim, broadcast_in_dim_p, reshape, transpose
+from .taylor import FROM_JVP, linear_taylor, piecewise_linear_taylor
 
 MONOIDS = ("add", "mul", "max", "min", "and", "or")
 
@@ -52,6 +54,22 @@ def reduce(x, op: str, axes):
 
 def reduce_sum(x, axes):
     return reduce(x, "add", axes)
+
+
+# --- broadcast_in_dim's rules (structural.py): linear, and its transpose is a sum over the broadcast
+# axes. They are registered here, beside reduce_sum, since the sum's own rules broadcast.
+
+def _broadcast_transpose(ct, avals, *, shape, dims):
+    (aval,) = avals
+    if isinstance(ct, Zero):
+        return [Zero(aval)]
+    summed = [i for i in range(len(shape)) if i not in dims]
+    summed += [d for size, d in zip(aval.shape, dims) if size == 1 and shape[d] != 1]
+    out = reduce_sum(ct, tuple(sorted(summed))) if summed else ct
+    return [reshape(out, aval.shape)]
+
+
+linear(broadcast_in_dim_p, _broadcast_transpose)
 
 
 def _expand(value, aval: Aval, axes):
@@ -87,8 +105,6 @@ def _winner_index(x, op, axes):
 
 
 def _extremum_jvp(tangent, x, op, axes):
-    from .indexing import gather
-
     _, index, _ = _winner_index(x, op, axes)
     flat_tangent = _flatten_reduced(tangent, axes)[0]
     return gather(flat_tangent, (("array",),) * len(index), index)
@@ -97,8 +113,6 @@ def _extremum_jvp(tangent, x, op, axes):
 def _extremum_vjp(cotangent, x, op, axes):
     """The cotangent goes to each row's winner; the other elements' are zero by structure (masked, so an
     infinite derivative behind a value the max did not pick never meets the 0)."""
-    from .indexing import scatter
-
     flat, index, restore = _winner_index(x, op, axes)
     spread = restore(scatter(ew.zeros_like(flat), (("array",),) * len(index), index, cotangent, "add"))
     flat_aval, row_aval = aval_of_value(flat), aval_of_value(cotangent)
@@ -147,13 +161,11 @@ def _product_others_jvp(tangents, primals, output, *, axes):
     if not is_zero(scale_tangent):  # linear in the scale
         parts.append(product_others(x, axes, scale_tangent))
     if not is_zero(tangent):
-        from .scan import _cumprod_jvp
-
         flat, last, prefix, suffix, restore = _prefix_suffix(x, axes)
         flat_tangent = _flatten_reduced(tangent, axes)[0]
         before, after = shift(prefix, last, fill=1.0), shift(suffix, last, reverse=True, fill=1.0)
-        d_before = shift(_cumprod_jvp(flat_tangent, flat, prefix, last, False), last)
-        d_after = shift(_cumprod_jvp(flat_tangent, flat, suffix, last, True), last, reverse=True)
+        d_before = shift(cumprod_jvp(flat_tangent, flat, prefix, last, False), last)
+        d_after = shift(cumprod_jvp(flat_tangent, flat, suffix, last, True), last, reverse=True)
         parts.append(ew.mul(scale, restore(ew.add(ew.mul(d_before, after), ew.mul(before, d_after)))))
     if not parts:
         return Zero(aval_of_value(output))
@@ -167,14 +179,13 @@ def _product_others_vjp(cotangent, primals, output, needs, *, axes):
     ct_scale = product_others(x, axes, cotangent) if needs[1] else None
     if not needs[0]:
         return [None, ct_scale]
-    from .scan import _cumprod_vjp
 
     flat, last, prefix, suffix, restore = _prefix_suffix(x, axes)
     ct = _flatten_reduced(ew.mul(cotangent, scale), axes)[0]
     before, after = shift(prefix, last, fill=1.0), shift(suffix, last, reverse=True, fill=1.0)
     # shift's transpose moves values back one step (the entering constant gets no cotangent)
     ct_prefix, ct_suffix = shift(ew.mul(ct, after), last, reverse=True), shift(ew.mul(ct, before), last)
-    grad = ew.add(_cumprod_vjp(ct_prefix, flat, prefix, last, False), _cumprod_vjp(ct_suffix, flat, suffix, last, True))
+    grad = ew.add(cumprod_vjp(ct_prefix, flat, prefix, last, False), cumprod_vjp(ct_suffix, flat, suffix, last, True))
     return [restore(grad), ct_scale]
 
 
@@ -286,8 +297,6 @@ argmin_p.batch = lambda args, batched, size, *, axis: (argmin(args[0], axis + 1)
 # --- Taylor mode: add is linear, max/min follow their winner, mul is the series of its jvp ------------
 
 def _reduce_taylor(series, output, *, op, axes):
-    from .taylor import FROM_JVP, linear_taylor, piecewise_linear_taylor
-
     if op == "add":
         return linear_taylor(reduce_p)(series, output, op=op, axes=axes)
     if op in ("max", "min"):
@@ -296,8 +305,6 @@ def _reduce_taylor(series, output, *, op, axes):
 
 
 def _set_taylor_rules():
-    from .taylor import FROM_JVP
-
     reduce_p.taylor = _reduce_taylor
     product_others_p.taylor = FROM_JVP
 

@@ -21,8 +21,12 @@ from ..core.errors import ShapeError
 from ..core.primitive import Primitive, Zero, is_zero
 from ..core.types import is_float
 from . import elementwise as ew
+from .indexing import gather, scatter
+from .linalg import einsum
 from .rules import add_tangents, aval_of_value, batch_all, instantiate, refuse_complex
-from .structural import concatenate, slice_array
+from .structural import concatenate, slice_array, transpose
+from .taylor import FROM_JVP, linear_taylor, piecewise_linear_taylor, total
+from .taylor import add as add_series
 
 
 def _scan_abstract_eval(x, *, op, axis, reverse):
@@ -76,8 +80,6 @@ def running_winner(x, output, op, axis, reverse):
 
 def _index_along(values, winners, axis):
     """values taken along `axis` at `winners` (same shape as values): a gather."""
-    from .indexing import gather
-
     shape = aval_of_value(values).shape
     grids = [winners if d == axis else _along(shape, d, np.arange(shape[d], dtype=np.int64))
              for d in range(len(shape))]
@@ -86,8 +88,6 @@ def _index_along(values, winners, axis):
 
 def _add_along(values, winners, axis):
     """The transpose of _index_along: values added into the positions `winners` along `axis`."""
-    from .indexing import scatter
-
     shape = aval_of_value(values).shape
     grids = [winners if d == axis else _along(shape, d, np.arange(shape[d], dtype=np.int64))
              for d in range(len(shape))]
@@ -111,11 +111,11 @@ def shift(x, axis: int, reverse: bool = False, fill: float = 0.0):
     return concatenate([kept, edge] if reverse else [edge, kept], axis)
 
 
-def _cumprod_jvp(tangent, x, y, axis, reverse):
+def cumprod_jvp(tangent, x, y, axis, reverse):
     return linear_recurrence(x, ew.mul(tangent, shift(y, axis, reverse, fill=1.0)), axis, reverse)
 
 
-def _cumprod_vjp(cotangent, x, y, axis, reverse):
+def cumprod_vjp(cotangent, x, y, axis, reverse):
     adjoint = linear_recurrence(shift(x, axis, not reverse), cotangent, axis, not reverse)
     return ew.mul(adjoint, shift(y, axis, reverse, fill=1.0))
 
@@ -128,7 +128,7 @@ def _scan_jvp(tangents, primals, output, *, op, axis, reverse):
         return cumsum(tangent, axis, reverse)
     if op in ("max", "min"):
         return _index_along(tangent, running_winner(x, output, op, axis, reverse), axis)
-    return _cumprod_jvp(tangent, x, output, axis, reverse)
+    return cumprod_jvp(tangent, x, output, axis, reverse)
 
 
 def _scan_vjp(cotangent, primals, output, needs, *, op, axis, reverse):
@@ -139,7 +139,7 @@ def _scan_vjp(cotangent, primals, output, needs, *, op, axis, reverse):
         return [cumsum(cotangent, axis, not reverse)]
     if op in ("max", "min"):
         return [_add_along(cotangent, running_winner(x, output, op, axis, reverse), axis)]
-    return [_cumprod_vjp(cotangent, x, output, axis, reverse)]
+    return [cumprod_vjp(cotangent, x, output, axis, reverse)]
 
 
 def _scan_transpose(cotangent, avals, *, op, axis, reverse):
@@ -170,7 +170,7 @@ def linear_recurrence(a, b, axis: int, reverse: bool = False):
     return linear_recurrence_p.bind(a, b, axis=int(axis), reverse=bool(reverse))
 
 
-def _recurrence_jvp(tangents, primals, output, *, axis, reverse):
+def recurrence_jvp(tangents, primals, output, *, axis, reverse):
     (ta, tb), (a, b) = tangents, primals
     if is_zero(ta) and is_zero(tb):
         return Zero(aval_of_value(output))
@@ -179,7 +179,7 @@ def _recurrence_jvp(tangents, primals, output, *, axis, reverse):
     return linear_recurrence(a, offsets, axis, reverse)
 
 
-def _recurrence_vjp(cotangent, primals, output, needs, *, axis, reverse):
+def recurrence_vjp(cotangent, primals, output, needs, *, axis, reverse):
     a, _ = primals
     if is_zero(cotangent):
         return [None, None]
@@ -187,7 +187,7 @@ def _recurrence_vjp(cotangent, primals, output, needs, *, axis, reverse):
     return [ew.safe_mul(adjoint, shift(output, axis, reverse)) if needs[0] else None, adjoint]
 
 
-linear_recurrence_p.jvp, linear_recurrence_p.vjp = _recurrence_jvp, _recurrence_vjp
+linear_recurrence_p.jvp, linear_recurrence_p.vjp = recurrence_jvp, recurrence_vjp
 
 scan_p.sample = lambda rng: [
     ([rng.normal(size=(5,))], {"op": "add", "axis": 0, "reverse": False}),
@@ -241,8 +241,6 @@ def _shift_vectors(s, reverse):
 
 
 def _matrix_recurrence_jvp(tangents, primals, output, *, reverse):
-    from .linalg import einsum
-
     (ta, tb), (a, _) = tangents, primals
     if is_zero(ta) and is_zero(tb):
         return Zero(aval_of_value(output))
@@ -255,8 +253,6 @@ def _matrix_recurrence_jvp(tangents, primals, output, *, reverse):
 
 
 def _matrix_recurrence_vjp(cotangent, primals, output, needs, *, reverse):
-    from .linalg import einsum
-    from .structural import transpose
 
     a, _ = primals
     if is_zero(cotangent):
@@ -287,8 +283,6 @@ matrix_recurrence_p.sample = lambda rng: [
 # (einsum for the matrix recurrence), K recurrences with the same coefficients a_0.
 
 def _scan_taylor(series, output, *, op, axis, reverse):
-    from .taylor import FROM_JVP, linear_taylor, piecewise_linear_taylor
-
     if op == "add":
         return linear_taylor(scan_p)(series, output, op=op, axis=axis, reverse=reverse)
     if op in ("max", "min"):
@@ -297,13 +291,11 @@ def _scan_taylor(series, output, *, op, axis, reverse):
 
 
 def _recurrence_series(series, output, push, solve):
-    from .taylor import add, is_zero, total
-
     (a, b) = series
     s = [output]
     for k in range(1, len(a)):
         offsets = total([push(a[j], s[k - j]) for j in range(1, k + 1) if not is_zero(a[j])], aval_of_value(output))
-        offsets = add(offsets, b[k])
+        offsets = add_series(offsets, b[k])
         s.append(offsets if is_zero(offsets) else solve(a[0], offsets))
     return s[1:]
 
@@ -314,8 +306,6 @@ def _recurrence_taylor(series, output, *, axis, reverse):
 
 
 def _matrix_recurrence_taylor(series, output, *, reverse):
-    from .linalg import einsum
-
     batch = "".join(chr(ord("A") + i) for i in range(len(aval_of_value(output).shape) - 2))
     return _recurrence_series(
         series, output, lambda a, s: einsum(f"{batch}kij,{batch}kj->{batch}ki", a, _shift_vectors(s, reverse)),

@@ -75,6 +75,7 @@ from .matrices import (
     symmetric_from_lower,
 )
 from .rules import aval_of_value
+from .taylor import FROM_JVP
 
 # --- eigh ----------------------------------------------------------------------------------------
 
@@ -286,8 +287,6 @@ svd_p.sample = lambda rng: [
 
 def _set_taylor_rules():
     """Taylor mode: the series of the jvp rules (exact; each re-binds its decomposition once)."""
-    from .taylor import FROM_JVP
-
     eigh_p.taylor = svd_p.taylor = FROM_JVP
 
 

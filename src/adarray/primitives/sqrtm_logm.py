@@ -20,6 +20,7 @@ import numpy as np
 
 from ..core.primitive import Primitive
 from .matrices import batch_matrices, columns, hstack, mT, rows, square_matrix, vstack, zeros
+from .matrix_functions import primary_function_taylor
 from .rules import aval_of_value
 
 
@@ -83,8 +84,6 @@ sqrtm_p.sample = logm_p.sample = _sample
 def _set_taylor_rules():
     """Taylor mode: the function of one block Toeplitz matrix of size (K + 1) n (as for expm), not the
     2^K n of K nested Frechet derivatives."""
-    from .matrix_functions import primary_function_taylor
-
     sqrtm_p.taylor = primary_function_taylor(sqrtm)
     logm_p.taylor = primary_function_taylor(logm)
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..core.errors import ShapeError
 from ..core.primitive import Primitive, Zero
-from .rules import batch_all, linear
+from .kinds import aval_of_value, linear
 
 # --- broadcast_in_dim: operand axis i becomes output axis dims[i] --------------------------------
 
@@ -23,20 +23,9 @@ def _broadcast_abstract_eval(x, *, shape, dims):
     return x.update(shape=shape)
 
 
-def _broadcast_transpose(ct, avals, *, shape, dims):
-    (aval,) = avals
-    if isinstance(ct, Zero):
-        return [Zero(aval)]
-    from .reduce import reduce_sum
-
-    summed = [i for i in range(len(shape)) if i not in dims]
-    summed += [d for size, d in zip(aval.shape, dims) if size == 1 and shape[d] != 1]
-    out = reduce_sum(ct, tuple(sorted(summed))) if summed else ct
-    return [reshape(out, aval.shape)]
-
-
+# Its rules (linear, the transpose a sum over the broadcast axes) are registered in reduce.py, beside
+# reduce_sum: the sum's own rules broadcast, so the two families' rules need each other.
 broadcast_in_dim_p = Primitive("broadcast_in_dim", _broadcast_abstract_eval)
-linear(broadcast_in_dim_p, _broadcast_transpose)
 
 
 def broadcast_in_dim(x, shape, dims):
@@ -215,3 +204,25 @@ unslice_p.batch = lambda args, batched, size, *, shape, starts, stops, steps: (
             steps=(1,) + tuple(steps)), True)
 concatenate_p.batch = lambda args, batched, size, *, axis: (
     concatenate(batch_all(args, batched, size), axis + 1), True)
+
+
+# --- batching helpers (every rule kind that gives operands a batch axis broadcasts) ---------------------
+
+def broadcast_batch(x, size: int):
+    """An unbatched value given a leading batch axis of `size` (zero-copy)."""
+    shape = aval_of_value(x).shape
+    return broadcast_in_dim(x, (size,) + shape, tuple(range(1, len(shape) + 1)))
+
+
+def batch_all(args, batched, size: int):
+    """Every argument with a leading batch axis."""
+    return [a if b else broadcast_batch(a, size) for a, b in zip(args, batched)]
+
+
+def batch_elementwise(prim) -> None:
+    """Batching of a map: give every operand the batch axis, then apply the map."""
+
+    def batch(args, batched, size, **params):
+        return prim.bind(*batch_all(args, batched, size), **params), True
+
+    prim.batch = batch

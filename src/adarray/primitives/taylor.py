@@ -24,71 +24,18 @@ A rule may also return FROM_JVP for the params it does not handle itself (reduce
 """
 from __future__ import annotations
 
-from ..core.primitive import Marker, Zero, is_zero
-from .rules import aval_of_value, instantiate
-
-FROM_JVP = Marker("from jvp", "the series of the jvp rule: y' = J(x) x'")
-
-
-def _ew():
-    from . import elementwise
-
-    return elementwise
-
-
-# --- rule kinds ------------------------------------------------------------------------------------
-
-def order_of(series) -> int:
-    return len(series[0]) - 1
-
-
-def zero_taylor(series, output, **params):
-    """Every higher coefficient is zero (integer outputs, piecewise-constant maps)."""
-    outputs = output if isinstance(output, (list, tuple)) else None
-    order = order_of(series)
-    if outputs is None:
-        return [Zero(aval_of_value(output))] * order
-    return [[Zero(aval_of_value(o))] * order for o in outputs]
-
-
-ZERO_TAYLOR = zero_taylor
-
-
-def linear_taylor(prim):
-    """A primitive linear in all its inputs: y_k = prim(x_k) (zeros skipped)."""
-    def taylor(series, output, **params):
-        result = []
-        for k in range(1, order_of(series) + 1):
-            terms = [s[k] for s in series]
-            if all(is_zero(t) for t in terms):
-                result.append(Zero(aval_of_value(output)))
-            else:
-                result.append(prim.bind(*[instantiate(t) for t in terms], **params))
-        return result
-
-    return taylor
-
-
-def piecewise_linear_taylor(prim):
-    """A map that is linear in its float inputs once the primal values fix its pieces (abs, maximum,
-    select, gather, the winner of a max-reduction): every coefficient goes through the jvp rule with
-    the same primals, y_k = J(x_0) x_k, exactly what nested jvp gives (the pieces have zero derivative)."""
-    def taylor(series, output, **params):
-        primals = [s[0] for s in series]
-        result = []
-        for k in range(1, order_of(series) + 1):
-            terms = [s[k] for s in series]
-            if all(is_zero(t) for t in terms):
-                out = [Zero(aval_of_value(o)) for o in output] if prim.multiple_results else Zero(aval_of_value(output))
-            else:
-                out = prim.jvp(terms, primals, output, **params)
-            result.append(out)
-        if prim.multiple_results:
-            return [list(column) for column in zip(*result)] if result else [[] for _ in output]
-        return result
-
-    return taylor
-
+from ..core.primitive import Zero, is_zero
+from . import elementwise as ew
+from .elementwise import instantiate
+from .kinds import (  # noqa: F401  (the kinds of the taylor slot, re-exported beside the series arithmetic)
+    FROM_JVP,
+    ZERO_TAYLOR,
+    aval_of_value,
+    linear_taylor,
+    order_of,
+    piecewise_linear_taylor,
+    zero_taylor,
+)
 
 # --- series arithmetic (Zero-aware) ------------------------------------------------------------------
 
@@ -97,15 +44,15 @@ def add(a, b):
         return b
     if is_zero(b):
         return a
-    return _ew().add(a, b)
+    return ew.add(a, b)
 
 
 def sub(a, b):
     if is_zero(b):
         return a
     if is_zero(a):
-        return _ew().neg(b)
-    return _ew().sub(a, b)
+        return ew.neg(b)
+    return ew.sub(a, b)
 
 
 def mul(a, b):
@@ -113,7 +60,7 @@ def mul(a, b):
         return a
     if is_zero(b):
         return b
-    return _ew().mul(a, b)
+    return ew.mul(a, b)
 
 
 def guarded(a, b):
@@ -126,7 +73,7 @@ def guarded(a, b):
         return a
     if is_zero(b):
         return b
-    return _ew().safe_mul(a, b)
+    return ew.safe_mul(a, b)
 
 
 def scale(a, factor: float):
@@ -134,7 +81,7 @@ def scale(a, factor: float):
         return a
     if factor == 0:
         return Zero(aval_of_value(a))
-    return _ew().mul(a, float(factor))
+    return ew.mul(a, float(factor))
 
 
 def total(terms, aval):
@@ -159,7 +106,6 @@ def series_mul(a, b, product=mul):
 def series_reciprocal_times(a, b, q0=None):
     """q = a / b: q_k = (a_k - sum_{j=1}^k b_j q_(k-j)) / b_0 (guarded: 0 where neither a nor b moves,
     also where b_0 = 0). `q0` is a_0 / b_0 if already known."""
-    ew = _ew()
     q = [ew.div(instantiate(a[0]), b[0]) if q0 is None else q0]
     reciprocal = ew.div(1.0, b[0]) if len(a) > 1 else None
     for k in range(1, len(a)):
@@ -200,7 +146,6 @@ def exp_series(u, y0):
 def log_series(u, y0):
     """log(u(t)) with log(u_0) = y0: y_k = (u_k - (1/k) sum_{j=1}^{k-1} j y_j u_(k-j)) / u_0 (guarded: 0
     where u does not move, also where u_0 = 0)."""
-    ew = _ew()
     aval = aval_of_value(y0)
     y = [y0]
     reciprocal = ew.div(1.0, u[0]) if len(u) > 1 else None

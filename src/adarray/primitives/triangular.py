@@ -41,6 +41,7 @@ from .matrices import (
 )
 from .rules import aval_of_value, instantiate
 from .structural import broadcast_in_dim
+from .taylor import FROM_JVP, sub, total
 
 # --- triangular_solve ----------------------------------------------------------------------------
 
@@ -196,8 +197,6 @@ cholesky_p.sample = lambda rng: [
 # cholesky takes the series of its jvp rule (exact; it re-binds cholesky once).
 
 def _triangular_solve_taylor(series, output, *, lower, transpose_a, unit_diagonal):
-    from .taylor import is_zero, sub, total
-
     a, b = series
     x = [output]
     for k in range(1, len(a)):
@@ -213,8 +212,6 @@ def _triangular_solve_taylor(series, output, *, lower, transpose_a, unit_diagona
 
 
 def _set_taylor_rules():
-    from .taylor import FROM_JVP
-
     triangular_solve_p.taylor = _triangular_solve_taylor
     cholesky_p.taylor = FROM_JVP
 
