@@ -24,6 +24,7 @@ from ..primitives import elementwise as ew
 from ..primitives.rules import aval_of_value, batch_all, broadcast_batch
 from ..primitives.structural import broadcast_in_dim
 from ..tracing import eval_program, trace_program
+from ..transforms import sparsity, sparsity_nested
 from ..transforms.jvp import jvp_program
 from ..transforms.vjp import vjp_program
 from ..transforms.vmap import vmap_program
@@ -201,3 +202,5 @@ def _cond_taylor(series, outputs, *, branches):
 
 
 cond_p.taylor = _cond_taylor
+
+sparsity.register(cond_p, sparsity.Rule("nested", sparsity_nested.cond_dependence, exact=False))

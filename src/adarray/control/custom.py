@@ -32,6 +32,7 @@ from ..core.pytree import flatten, leaf_paths, unflatten
 from ..core.types import is_float
 from ..passes import simplify
 from ..tracing import Tracer, current_trace, eval_program, record_guard, trace_guarded, trace_program
+from ..transforms import sparsity, sparsity_nested
 from ..transforms.jvp import jvp_program
 from ..transforms.vjp import vjp_program
 from ..transforms.vmap import vmap_program
@@ -706,3 +707,7 @@ def _set_taylor_rules():
 
 
 _set_taylor_rules()
+
+sparsity.register(custom_jvp_call_p, sparsity.Rule("nested", sparsity_nested.custom_jvp_dependence, exact=False))
+sparsity.register(custom_vjp_call_p, sparsity.Rule("nested", sparsity_nested.custom_vjp_dependence, exact=False))
+sparsity.register(checkpoint_call_p, sparsity.Rule("nested", sparsity_nested.checkpoint_dependence, exact=False))

@@ -31,6 +31,7 @@ from ..passes import simplify
 from ..primitives import elementwise as ew
 from ..primitives.rules import batch_all, broadcast_batch
 from ..tracing import eval_program, trace_program
+from ..transforms import sparsity, sparsity_nested
 from ..transforms.jvp import jvp_program
 from ..transforms.vjp import vjp_program
 from ..transforms.vmap import vmap_program
@@ -224,3 +225,5 @@ def _set_taylor_rules():
 
 
 _set_taylor_rules()
+
+sparsity.register(fixed_point_p, sparsity.Rule("nested", sparsity_nested.fixed_point_dependence, exact=False))

@@ -31,6 +31,7 @@ from ..primitives import elementwise as ew
 from ..primitives.rules import aval_of_value, broadcast_batch
 from ..primitives.structural import concatenate, reshape, slice_array, transpose
 from ..tracing import Tracer, eval_program, trace_program
+from ..transforms import sparsity, sparsity_nested
 from ..transforms.jvp import jvp_program
 from ..transforms.vjp import vjp_program
 from ..transforms.vmap import vmap_program
@@ -434,3 +435,5 @@ def _fold_taylor(series, outputs, *, body, length, reverse, num_consts, num_carr
 
 
 fold_p.taylor = _fold_taylor
+
+sparsity.register(fold_p, sparsity.Rule("nested", sparsity_nested.fold_dependence, exact=False))

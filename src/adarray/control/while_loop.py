@@ -29,6 +29,7 @@ from ..primitives.reduce import reduce
 from ..primitives.rules import aval_of_value, broadcast_batch
 from ..primitives.structural import broadcast_in_dim
 from ..tracing import eval_program, trace_program
+from ..transforms import sparsity, sparsity_nested
 from ..transforms.jvp import jvp_program
 from ..transforms.vjp import vjp_program
 from ..transforms.vmap import vmap_program
@@ -375,3 +376,6 @@ def _set_taylor_rules():
 
 
 _set_taylor_rules()
+
+sparsity.register(while_p, sparsity.Rule("nested", sparsity_nested.while_dependence, exact=False))
+sparsity.register(while_grad_p, sparsity.DENSE)

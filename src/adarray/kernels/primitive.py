@@ -32,6 +32,7 @@ from ..primitives.reduce import reduce_sum
 from ..primitives.rules import POINTWISE_VJP, aval_of_value, instantiate
 from ..primitives.structural import broadcast_to, reshape
 from ..tracing import Tracer, current_trace, eval_program
+from ..transforms import sparsity, sparsity_nested
 from ..transforms.vjp import vjp_program
 from ..transforms.vmap import vmap_program
 from . import execution
@@ -283,3 +284,5 @@ def _kernel_taylor(series, outputs, *, kernel, name):
 
 
 kernel_p.taylor = _kernel_taylor
+
+sparsity.register(kernel_p, sparsity.Rule("nested", sparsity_nested.kernel_dependence, exact=False))

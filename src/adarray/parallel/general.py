@@ -34,6 +34,7 @@ from ..primitives.rules import aval_of_value, batch_all
 from ..primitives.scan import linear_recurrence, matrix_recurrence
 from ..primitives.structural import broadcast_in_dim, concatenate, reshape, slice_array, transpose
 from ..tracing import eval_program, trace_program
+from ..transforms import sparsity, sparsity_nested
 from ..transforms.jvp import jvp_program, propagate
 from ..transforms.vjp import vjp_program
 from ..transforms.vmap import vmap_program
@@ -451,3 +452,6 @@ def _general_taylor(primitive):
 
 general_scan_p.taylor = _general_taylor(general_scan_p)
 general_reduce_p.taylor = _general_taylor(general_reduce_p)
+
+sparsity.register(general_scan_p, sparsity.Rule("prefix", sparsity_nested.general_scan_dependence, exact=False))
+sparsity.register(general_reduce_p, sparsity.Rule("dense", sparsity_nested.general_reduce_dependence, exact=False))

@@ -65,8 +65,6 @@ PARTIALS = {
 # does not take reaches them as a masked cotangent (rules.Masked), never as a multiplied 0.
 SINGULAR = ("log", "log1p", "sqrt", "tan", "arcsin", "arccos", "div", "pow", "arctan2", "rem")
 
-# Operations whose derivative is zero wherever it exists (piecewise constant).
-PIECEWISE_CONSTANT = ("sign", "floor", "ceil", "round")
 
 
 # --- special functions (primitives/special.py) ------------------------------------------------------

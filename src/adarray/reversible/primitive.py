@@ -21,6 +21,7 @@ import functools
 from ..core.errors import ShapeError
 from ..core.primitive import Primitive, Zero, is_zero
 from ..primitives.rules import aval_of_value, batch_all, instantiate
+from ..transforms import sparsity
 from .derivatives import adjoint_program, tangent_program
 from .specialize import differentiable, kind_of_dtype
 
@@ -164,3 +165,6 @@ def _set_taylor_rules():
 
 
 _set_taylor_rules()
+
+# Every output may depend on every input (conservative).
+sparsity.register([reversible_p, reversible_grad_p], sparsity.DENSE)

@@ -4,7 +4,8 @@
 with one row per output element and one column per element of the differentiated inputs (those
 flagged in `wrt`, in order): entry (i, j) is set when output element i may depend on input element
 j. Every value of the program carries such a matrix (its index sets, one row per element), pushed
-equation by equation through one rule per primitive (`RULES`, keyed by the primitive object).
+equation by equation through one rule per primitive (`RULES`, keyed by the primitive object; `rule`
+and `register` add one, from the primitive's own module when it lies above this one).
 
 No numerical probing: the values of the differentiated inputs are never read, so an entry that is
 zero only for some values (a product with a number that happens to be 0, the losing side of a
@@ -50,9 +51,25 @@ from ..core.errors import IndexOutOfRangeError, UnsupportedError
 from ..core.ir import Literal, Program
 from ..core.primitive import REGISTRY
 from ..core.types import is_float
+from ..primitives import (
+    arithmetic,
+    eig,
+    factorizations,
+    fft,
+    indexing,
+    linalg,
+    matrix_functions,
+    scan,
+    sort,
+    spectral,
+    sqrtm_logm,
+    structural,
+    triangular,
+)
+from ..primitives import elementwise as ew
+from ..primitives import reduce as reductions
 from ..primitives.indexing import numpy_index
 from ..primitives.linalg import parse_spec
-from ..primitives.scalar import PIECEWISE_CONSTANT
 from ..tracing import trace_program  # noqa: F401  (used by the doctest)
 from ..tracing.eager import evaluate
 
@@ -507,65 +524,78 @@ _ZERO = Rule("zero", _zero)
 _MOVE = Rule("move", _move_all)
 _MATRIX = Rule("matrix", _matrix, exact=False)
 
-# Hand-written entries by primitive name; elementwise primitives default to the elementwise kind.
-_BY_NAME = {
-    **{name: _ZERO for name in (*PIECEWISE_CONSTANT, "stop_gradient", "floor_divide", "argmax", "argmin", "argsort",
-                                 "searchsorted", "lu_pivots_to_permutation", "scatter_winner", "frexp_exponent",
-                                 "gcd", "lcm", "signbit")},
-    # Only one side of a maximum/minimum (one element of a select) passes its derivative on.
-    "maximum": Rule("elementwise", _elementwise, exact=False),
-    "rem": Rule("elementwise", _elementwise, exact=False),  # d rem(x, y) / dy = -floor(x / y): 0 for |x| < |y|
-    "fmod": Rule("elementwise", _elementwise, exact=False),  # d fmod(x, y) / dy = -trunc(x / y): 0 for |x| < |y|
-    "nextafter": Rule("elementwise", _elementwise, exact=False),  # the direction y moves nothing
-    "minimum": Rule("elementwise", _elementwise, exact=False),
-    "select": Rule("elementwise", _select, exact=False),
-    "integer_pow": Rule("elementwise", _integer_pow),
-    **{name: _MOVE for name in ("broadcast_in_dim", "reshape", "transpose", "slice", "unslice", "concatenate")},
-    "gather": Rule("move", _gather),
-    "scatter": Rule("move", _scatter, exact=False),
-    "scatter_mul_partials": Rule("move", _scatter_mul_partials, exact=False),
-    # max/min reductions and scans pass the derivative to one winner per group.
-    "reduce": Rule("reduce", _reduce, exact=False),
-    "product_others": Rule("reduce", _product_others, exact=False),
-    "scan": Rule("prefix", _scan, exact=False),
-    "linear_recurrence": Rule("prefix", _linear_recurrence),
-    "matrix_recurrence": Rule("prefix", _matrix_recurrence, exact=False),
-    "einsum": Rule("einsum", _einsum),
-    **{name: _MATRIX for name in ("triangular_solve", "cholesky", "solve", "lu", "qr", "eigh", "svd", "det",
-                                   "adjugate", "pinv", "expm", "eig", "adjugate_derivative", "sqrtm", "logm")},
-    # The DFT matrix has no zero entry, but irfft ignores the imaginary parts of its edge bins.
-    "fft": Rule("matrix", _fft, exact=False),
-    "while_grad": Rule("dense", _dense, exact=False),
-    # Reversible programs (adarray.reversible): every output may depend on every input (conservative).
-    "reversible": Rule("dense", _dense, exact=False),
-    "reversible_grad": Rule("dense", _dense, exact=False),
-}
+# The rules, keyed by the primitive object. The primitives of this layer and below (primitives/) get
+# theirs here; the upper layers (control flow, kernels, parallel operators, reversible programs) register
+# theirs beside their other rules, with `rule` or `register`. Elementwise primitives without an entry get
+# the elementwise kind (the fallback of `rule_for`).
+RULES: dict = {}
 
-_RULES: dict = {}
-_BUILT_FOR = [0]  # the registry's size when the table was built
+
+def register(prims, rule: Rule) -> None:
+    """Give each primitive of `prims` (one or several) the sparsity rule `rule`."""
+    for prim in (prims if isinstance(prims, (tuple, list)) else (prims,)):
+        RULES[prim] = rule
+
+
+def rule(prim, kind: str, exact: bool = True):
+    """Decorator: the function becomes `prim`'s sparsity rule of the given kind.
+
+        @sparsity.rule(while_p, "nested", exact=False)
+        def _while_sparsity(context, eqn, infos): ...
+    """
+    def decorate(function):
+        register(prim, Rule(kind, function, exact))
+        return function
+
+    return decorate
+
+
+# Only one side of a maximum/minimum (one element of a select) passes its derivative on; d rem(x, y) / dy
+# = -floor(x / y) and d fmod(x, y) / dy = -trunc(x / y) are 0 for |x| < |y|; nextafter's direction y moves
+# nothing.
+_SOMETIMES_ZERO = Rule("elementwise", _elementwise, exact=False)
+register([ew.sign_p, ew.floor_p, ew.ceil_p, ew.round_p, ew.stop_gradient_p, ew.floor_divide_p, reductions.argmax_p,
+          reductions.argmin_p, sort.argsort_p, sort.searchsorted_p, factorizations.lu_pivots_to_permutation_p,
+          indexing.scatter_winner_p, arithmetic.frexp_exponent_p, arithmetic.gcd_p, arithmetic.lcm_p,
+          arithmetic.signbit_p], _ZERO)
+register([ew.maximum_p, ew.minimum_p, ew.rem_p, arithmetic.fmod_p, arithmetic.nextafter_p], _SOMETIMES_ZERO)
+register(ew.select_p, Rule("elementwise", _select, exact=False))
+register(ew.integer_pow_p, Rule("elementwise", _integer_pow))
+register([structural.broadcast_in_dim_p, structural.reshape_p, structural.transpose_p, structural.slice_p,
+          structural.unslice_p, structural.concatenate_p], _MOVE)
+register(indexing.gather_p, Rule("move", _gather))
+register(indexing.scatter_p, Rule("move", _scatter, exact=False))
+register(indexing.scatter_mul_partials_p, Rule("move", _scatter_mul_partials, exact=False))
+# max/min reductions and scans pass the derivative to one winner per group.
+register(reductions.reduce_p, Rule("reduce", _reduce, exact=False))
+register(reductions.product_others_p, Rule("reduce", _product_others, exact=False))
+register(scan.scan_p, Rule("prefix", _scan, exact=False))
+register(scan.linear_recurrence_p, Rule("prefix", _linear_recurrence))
+register(scan.matrix_recurrence_p, Rule("prefix", _matrix_recurrence, exact=False))
+register(linalg.einsum_p, Rule("einsum", _einsum))
+register([triangular.triangular_solve_p, triangular.cholesky_p, factorizations.solve_p, factorizations.lu_p,
+          factorizations.qr_p, spectral.eigh_p, spectral.svd_p, matrix_functions.det_p, matrix_functions.adjugate_p,
+          matrix_functions.pinv_p, matrix_functions.expm_p, eig.eig_p, matrix_functions.adjugate_derivative_p,
+          sqrtm_logm.sqrtm_p, sqrtm_logm.logm_p], _MATRIX)
+# The DFT matrix has no zero entry, but irfft ignores the imaginary parts of its edge bins.
+register(fft.fft_p, Rule("matrix", _fft, exact=False))
+# The kinds that upper layers register with (their primitives hold programs, or are opaque).
+DENSE = Rule("dense", _dense, exact=False)
 
 
 def rule_for(prim) -> Rule:
-    """The sparsity rule of a primitive, or UnsupportedError naming it."""
-    rule = rules_table().get(prim)
-    if rule is None:
+    """The sparsity rule of a primitive (registered, or the elementwise kind for an elementwise
+    primitive), or UnsupportedError naming it."""
+    found = RULES.get(prim)
+    if found is None and prim.elementwise:
+        found = _ELEMENTWISE
+    if found is None:
         raise UnsupportedError(f"primitive '{prim.name}' has no sparsity rule (jacobian_sparsity)")
-    return rule
+    return found
 
 
 def rules_table() -> dict:
-    """RULES: primitive object -> Rule, for every registered primitive that has one. Built on first use
-    (and again when primitives were registered since), when the primitives of the upper layers
-    (control flow, kernels, parallel operators) are registered too."""
-    if _BUILT_FOR[0] != len(REGISTRY):
-        from .sparsity_nested import NESTED_RULES
-
-        _RULES.clear()
-        for name, prim in REGISTRY.items():
-            rule = _BY_NAME.get(name) or NESTED_RULES.get(name)
-            if rule is None and prim.elementwise:
-                rule = _ELEMENTWISE
-            if rule is not None:
-                _RULES[prim] = rule
-        _BUILT_FOR[0] = len(REGISTRY)
-    return _RULES
+    """Primitive object -> Rule, for every registered primitive that has one (the fallbacks included)."""
+    table = {prim: RULES[prim] for prim in REGISTRY.values() if prim in RULES}
+    table.update({prim: _ELEMENTWISE for prim in REGISTRY.values() if prim not in RULES and prim.elementwise})
+    return table

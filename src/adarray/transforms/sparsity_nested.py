@@ -1,5 +1,6 @@
 """Sparsity rules of the primitives that hold programs: control flow, custom rules, kernels and the
-parallel operators with user functions (see sparsity.py for the analysis and the other rules).
+parallel operators with user functions (see sparsity.py for the analysis and the other rules). Each
+primitive's module registers its rule from here (`sparsity.register`), beside its other rules.
 
   cond            a known branch index: that branch only; otherwise the union of all branches
   fold            unrolled (exact, with known values per iteration) when short; otherwise a
@@ -24,7 +25,6 @@ import scipy.sparse as sp
 from ..core.types import is_float
 from .sparsity import (
     Info,
-    Rule,
     analyze,
     broadcast_rows,
     closure,
@@ -54,7 +54,7 @@ def _split_rows(matrix, avals):
     return parts
 
 
-def _cond(context, eqn, infos):
+def cond_dependence(context, eqn, infos):
     index, *operands = infos
     branches = eqn.params["branches"]
     if index.known:
@@ -160,19 +160,19 @@ def _fold_summary(context, eqn, infos):
     return results
 
 
-def _fold(context, eqn, infos):
+def fold_dependence(context, eqn, infos):
     if eqn.params["length"] * max(1, len(eqn.params["body"].eqns)) <= UNROLL_BUDGET:
         return _fold_unrolled(context, eqn, infos)
     return _fold_summary(context, eqn, infos)
 
 
-def _while(context, eqn, infos):
+def while_dependence(context, eqn, infos):
     body, num_consts = eqn.params["body"], eqn.params["num_consts"]
     carried, _, _, _ = _loop_summary(context, body, infos, num_consts, len(infos) - num_consts)
     return _split_rows(carried, body.out_avals)
 
 
-def _fixed_point(context, eqn, infos):
+def fixed_point_dependence(context, eqn, infos):
     step, num_params = eqn.params["step"], eqn.params["num_params"]
     params, state_avals = infos[:num_params], step.in_avals[num_params:]
     param_flags = [not info.known for info in params]
@@ -186,7 +186,7 @@ def _fixed_point(context, eqn, infos):
     return _split_rows(closure(rows[:, split:]) @ through_params, step.out_avals)
 
 
-def _custom_jvp(context, eqn, infos):
+def custom_jvp_dependence(context, eqn, infos):
     """The user's rule maps input tangents to output tangents: they carry the inputs' index sets."""
     fun, rule = eqn.params["fun"], eqn.params["rule"]
     primals = [info.without_deps() for info in infos]
@@ -194,7 +194,7 @@ def _custom_jvp(context, eqn, infos):
     return [out.deps for out in analyze(rule, primals + tangents, context)[len(fun.outputs):]]
 
 
-def _custom_vjp(context, eqn, infos):
+def custom_vjp_dependence(context, eqn, infos):
     """The backward rule maps output cotangents to input cotangents: its dependence, transposed."""
     fun, fwd, bwd = eqn.params["fun"], eqn.params["fwd"], eqn.params["bwd"]
     residual_avals = fwd.out_avals[len(fun.outputs):]
@@ -208,11 +208,11 @@ def _custom_vjp(context, eqn, infos):
     return [next(per_output) if is_float(a.dtype) else None for a in fun.out_avals]
 
 
-def _checkpoint(context, eqn, infos):
+def checkpoint_dependence(context, eqn, infos):
     return [out.deps for out in analyze(eqn.params["fun"], infos, context)]
 
 
-def _kernel(context, eqn, infos):
+def kernel_dependence(context, eqn, infos):
     """A scalar program mapped over the broadcast operands: each output depends, element by element,
     on the operands its program depends on."""
     program = eqn.params["kernel"]
@@ -227,7 +227,7 @@ def _kernel(context, eqn, infos):
     return results
 
 
-def _general_scan(context, eqn, infos):
+def general_scan_dependence(context, eqn, infos):
     """Position k of every leaf depends on every element of positions 0..k of every leaf."""
     length = infos[0].aval.shape[0]
     united = union([prefix_union(info.deps, 1, length, info.aval.size // max(length, 1), 1, False)
@@ -237,20 +237,6 @@ def _general_scan(context, eqn, infos):
     return [united[np.repeat(np.arange(length), var.aval.size // max(length, 1))] for var in eqn.outputs]
 
 
-def _general_reduce(context, eqn, infos):
+def general_reduce_dependence(context, eqn, infos):
     everything = union([spread(info.deps, 1) for info in infos])
     return [spread(everything, var.aval.size) for var in eqn.outputs]
-
-
-NESTED_RULES = {
-    "cond": Rule("nested", _cond, exact=False),
-    "fold": Rule("nested", _fold, exact=False),
-    "while": Rule("nested", _while, exact=False),
-    "fixed_point": Rule("nested", _fixed_point, exact=False),
-    "custom_jvp_call": Rule("nested", _custom_jvp, exact=False),
-    "custom_vjp_call": Rule("nested", _custom_vjp, exact=False),
-    "checkpoint_call": Rule("nested", _checkpoint, exact=False),
-    "kernel": Rule("nested", _kernel, exact=False),
-    "general_scan": Rule("prefix", _general_scan, exact=False),
-    "general_reduce": Rule("dense", _general_reduce, exact=False),
-}
