@@ -132,3 +132,159 @@ def test_the_checker_sees_imports_inside_functions():
     text = "def late():\n    from ..backends import numpy\n    import adarray.api\n    import benchmarks.adbench\n"
     found = list(_imported_layers(SOURCE / "primitives" / "probe.py", text))
     assert found == [("backends", 2), ("api", 3), ("benchmarks", 4)]
+
+
+# --- import circles and imports inside functions ----------------------------------------------------
+
+# TEMPORARY: the Numba backend is being rewritten in another branch (issue 24, section 2: inline_calls
+# moves to passes/, which removes the codegen <-> control circle). Remove this exclusion when it lands.
+CIRCLE_CHECK_EXCLUDES = ("backends/numba/",)
+
+
+def _module_name(path: pathlib.Path) -> str:
+    """'primitives/elementwise' for src/adarray/primitives/elementwise.py, 'primitives' for its __init__."""
+    parts = path.relative_to(SOURCE).with_suffix("").parts
+    return "/".join(parts[:-1] if parts[-1] == "__init__" else parts) or "adarray"
+
+
+MODULES = {_module_name(path): path for path in _modules()}
+
+
+def _package_of(path: pathlib.Path) -> list[str]:
+    parts = list(path.relative_to(SOURCE).parts[:-1])
+    return parts
+
+
+def _imported_modules(path: pathlib.Path, text: str | None = None):
+    """(module, line, inside a function) for every import of a module of adarray in `path`; `from .pkg
+    import name` counts `pkg/name` if that is a module, else `pkg` itself."""
+    tree = ast.parse(path.read_text() if text is None else text)
+    inside = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            inside.update(id(n) for n in ast.walk(node) if n is not node)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                package = _package_of(path)
+                base = package[: len(package) - node.level + 1]
+            elif node.module and node.module.split(".")[0] == "adarray":
+                base = []
+            else:
+                continue
+            names = base + [n for n in (node.module or "").split(".") if n]
+            if not node.level:
+                names = names[1:]
+            for alias in node.names:
+                target = "/".join(names + [alias.name])
+                if target not in MODULES:
+                    target = "/".join(names) or "adarray"
+                yield target, node.lineno, id(node) in inside
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                names = alias.name.split(".")
+                if names[0] == "adarray":
+                    yield "/".join(names[1:]) or "adarray", node.lineno, id(node) in inside
+
+
+def _import_graph():
+    graph = {}
+    for name, path in MODULES.items():
+        if any(str(path.relative_to(SOURCE)).startswith(prefix) for prefix in CIRCLE_CHECK_EXCLUDES):
+            continue
+        graph[name] = {target for target, _, _ in _imported_modules(path) if target != name}
+    return graph
+
+
+def _circles(graph):
+    """The strongly connected components of more than one module (Tarjan's algorithm, iterative)."""
+    index, low, stack, on_stack, found, counter = {}, {}, [], set(), [], [0]
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter[0]
+        counter[0] += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, successors = work[-1]
+            for succ in successors:
+                if succ not in graph:
+                    continue
+                if succ not in index:
+                    index[succ] = low[succ] = counter[0]
+                    counter[0] += 1
+                    stack.append(succ)
+                    on_stack.add(succ)
+                    work.append((succ, iter(sorted(graph[succ]))))
+                    break
+                if succ in on_stack:
+                    low[node] = min(low[node], index[succ])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    if len(component) > 1:
+                        found.append(sorted(component))
+    return found
+
+
+def test_no_module_imports_itself_in_a_circle():
+    """Imports inside functions count too: a circle they close is still a circle."""
+    circles = _circles(_import_graph())
+    assert not circles, "import circles (move the shared piece down or split a module):\n" + "\n".join(
+        " <-> ".join(circle) for circle in circles)
+
+
+def test_the_circle_check_finds_a_circle():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _circles(graph) == [["a", "b", "c"]]
+    assert _circles({"a": {"b"}, "b": set()}) == []
+
+
+# Imports inside functions: only of an optional engine (imported when asked for), each named here with
+# its reason. The list is the ceiling: a new one is added here with its reason, or moved to the top.
+LATE_IMPORTS = {
+    ("backends/__init__.py", "from . import numba"): "the Numba engine, when the numba backend is asked for",
+    ("tiering.py", "from .backends.numba import cache"): "the Numba engine's cache, for programs compiled with it",
+    ("compiled.py", "from .backends import jax as jax_backend"): "JAX, an optional dependency (backend='jax')",
+    ("compiled.py", "import jax"): "JAX, an optional dependency",
+    ("compiled.py", "from jax.sharding import NamedSharding, PartitionSpec"): "JAX, an optional dependency",
+    ("cli.py", "from tqdm import tqdm"): "tqdm, an optional dependency, for progress bars only",
+    ("optim/least_squares.py", "from tqdm import tqdm"): "tqdm, an optional dependency, for progress bars only",
+}
+
+
+def _late_imports():
+    """(module path, the statement) for every import statement inside a function."""
+    found = []
+    for path in _modules():
+        relative = str(path.relative_to(SOURCE))
+        if any(relative.startswith(prefix) for prefix in CIRCLE_CHECK_EXCLUDES):
+            continue
+        tree = ast.parse(path.read_text())
+        for function in ast.walk(tree):
+            if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(function):
+                if isinstance(node, (ast.Import, ast.ImportFrom)):
+                    found.append((relative, ast.unparse(node)))
+    return found
+
+
+def test_imports_inside_functions_are_only_the_named_optional_engines():
+    late = _late_imports()
+    unexpected = sorted({entry for entry in late if entry not in LATE_IMPORTS})
+    assert not unexpected, (
+        "imports inside functions (move them to the top, or, for an optional engine, name them in "
+        f"LATE_IMPORTS with the reason): {unexpected}")
+    assert len(late) <= len(LATE_IMPORTS), f"{len(late)} imports inside functions, ceiling {len(LATE_IMPORTS)}"

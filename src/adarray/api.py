@@ -14,6 +14,7 @@ import functools
 
 import numpy as np
 
+from .compiled import jit_on
 from .core.errors import ArgumentError, NonDifferentiableError
 from .core.ir import Program
 from .core.pytree import flatten, unflatten
@@ -77,8 +78,6 @@ def jit(fn=None, *, static_argnums=(), static_argnames=(), guards=False, backend
                                  backend=backend, **compile_options)
     check_static_arguments(fn, static_argnums, static_argnames)
     if backend == "jax":
-        from .compiled import jit_on
-
         return jit_on(backend, fn, static_argnums=static_argnums, static_argnames=static_argnames, **compile_options)
     if compile_options:
         raise ArgumentError(f"jit: {', '.join(sorted(compile_options))} need a compiled backend (backend='jax')")

@@ -8,20 +8,19 @@ backend.
 NumPy and Numba backends (the JAX backend has its own entry, `adarray.compiled`)."""
 from __future__ import annotations
 
+from ..core.errors import ArgumentError
+from .numpy import compile_program as compile_on_numpy
+
 NAMES = ("numpy", "numba")
 
 
 def compiler(name: str):
     """The `compile_program(program, name)` of backend `name` ('numpy' or 'numba')."""
     if name == "numpy":
-        from .numpy import compile_program
-
-        return lambda program, label="program": compile_program(program)
+        return lambda program, label="program": compile_on_numpy(program)
     if name == "numba":
-        from . import numba
+        from . import numba  # imports the optional engine: only when asked for
 
         numba.require()
         return numba.compile_program
-    from ..core.errors import ArgumentError
-
     raise ArgumentError(f"unknown backend {name!r}; choose one of {', '.join(repr(n) for n in NAMES)}")

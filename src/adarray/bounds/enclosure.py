@@ -14,6 +14,8 @@ a term of degree p > D is contracted with p - D copies of R and added to the deg
 """
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from .interval import Intervals
@@ -141,7 +143,6 @@ class Arithmetic:
             return self.iv.mul((tensor[0].reshape(shape), tensor[1].reshape(shape)), power)
         if n ** degree > 4096:
             return self.contract(tensor, degree)
-        import itertools
 
         shape = tensor[0].shape[:tensor[0].ndim - degree]
         flat = (tensor[0].reshape(shape + (-1,)), tensor[1].reshape(shape + (-1,)))

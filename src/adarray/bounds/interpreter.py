@@ -12,7 +12,8 @@ import numpy as np
 
 from ..core.errors import UnsupportedError
 from ..core.ir import Literal, Program, walk
-from ..core.types import is_complex
+from ..core.primitive import Primitive
+from ..core.types import Aval, is_complex
 from .elementwise import monotone_rule
 from .enclosure import Arithmetic, Enclosure
 
@@ -152,8 +153,6 @@ def register_enclosure(primitive, rule) -> None:
 
     >>> register_enclosure(my_exp_p, lambda c, lo, hi, k: ...)  # doctest: +SKIP
     """
-    from ..core.primitive import Primitive
-
     if not isinstance(primitive, Primitive):
         raise TypeError(f"register_enclosure: expected a Primitive (e.g. adarray.primitives.elementwise.exp_p), "
                         f"got {type(primitive).__name__}")
@@ -167,8 +166,6 @@ def register_enclosure(primitive, rule) -> None:
 
 def _arity(primitive) -> int:
     """How many operands an elementwise primitive takes (1 for the maps of one operand)."""
-    from ..core.types import Aval
-
     scalar = Aval((), np.float64)
     for count in (1, 2, 3):
         try:

@@ -20,14 +20,16 @@ from ..control.custom import checkpoint_call_p, custom_jvp_call_p, custom_vjp_ca
 from ..control.loops import fold_p
 from ..control.while_loop import while_p
 from ..core.errors import UnsupportedError
+from ..core.types import Aval
 from ..parallel.general import general_reduce_p, general_scan_p, identity_values
 from ..primitives import indexing as ix
 from ..primitives import reduce as rd
 from ..primitives import scan as sc
 from ..primitives.linalg import einsum_p, parse_spec
 from .enclosure import Enclosure
-from .interpreter import Undecided, truth
-from .rules import maximum, minimum
+from .interpreter import Undecided, decided, truth
+from .interval import TINY, gamma
+from .rules import _install, maximum, minimum
 
 
 def _coefficient(context, e: Enclosure, i):
@@ -99,8 +101,6 @@ def _reduce(context, eqn, ins):
 
 
 def _decided(maybe_true, maybe_false):
-    from .interpreter import decided
-
     return decided(maybe_true, maybe_false)
 
 
@@ -147,8 +147,6 @@ def _interval_cumsum(context, c, axis, reverse):
     s_lo, s_hi = np.cumsum(lo, axis), np.cumsum(hi, axis)
     iv = context.iv
     if iv.verified and lo.shape[axis] > 1:
-        from .interval import TINY, gamma
-
         error = gamma(lo.shape[axis]) * 1.01
         e_lo = iv.up(np.cumsum(np.abs(lo), axis) * error + lo.shape[axis] * TINY)
         e_hi = iv.up(np.cumsum(np.abs(hi), axis) * error + lo.shape[axis] * TINY)
@@ -178,8 +176,6 @@ def _gather(context, eqn, ins):
 
 
 def _aval(shape, dtype=np.float64):
-    from ..core.types import Aval
-
     return Aval(shape, dtype)
 
 
@@ -203,8 +199,6 @@ def _scatter(context, eqn, ins):
 
 def _scatter_add(context, x: Enclosure, u: Enclosure, targets):
     """Sums per slot, with the rounding bound of the longest sum."""
-    from .interval import TINY, gamma
-
     iv = context.iv
     terms = 1 + int(np.max(np.bincount(targets, minlength=x.shape[0]))) if targets.size else 1
 
@@ -390,8 +384,6 @@ def _general(scan: bool):
 
 
 def install() -> None:
-    from .rules import _install
-
     for prim, rule in [
         (rd.reduce_p, _reduce), (rd.argmax_p, _argextreme(True)), (rd.argmin_p, _argextreme(False)),
         (sc.scan_p, _scan), (ix.gather_p, _gather), (ix.scatter_p, _scatter), (einsum_p, _einsum),

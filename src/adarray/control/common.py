@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.errors import ShapeError
-from ..core.ir import Program
+from ..core.ir import Literal, Program
 from ..core.pytree import leaf_paths, unflatten
 from ..core.types import Aval, is_float
 from ..passes import simplify
@@ -91,8 +91,6 @@ def sample_equation(fn, args, prim_name: str):
     """(args, params) of the `prim_name` equation in the trace of fn(*args), for the rule tests.
 
     The equation's operands must be the traced function's inputs (or literals)."""
-    from ..core.ir import Literal
-
     avals = [aval_of(a) for a in args]
     program, _, _ = trace_program(fn, avals, "sample")
     eqn = next(e for e in reversed(program.eqns) if e.prim.name == prim_name)

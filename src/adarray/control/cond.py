@@ -18,13 +18,15 @@ import numpy as np
 from ..core.errors import ArgumentError, ShapeError
 from ..core.primitive import Primitive, Zero, is_zero
 from ..core.pytree import flatten, unflatten
-from ..core.types import is_float
+from ..core.types import Aval, is_float
 from ..passes import prune_nested, simplify
 from ..primitives import elementwise as ew
+from ..primitives.elementwise import mul, sin
 from ..primitives.rules import aval_of_value, batch_all, broadcast_batch
 from ..primitives.structural import broadcast_in_dim
 from ..tracing import eval_program, trace_program
 from ..transforms import sparsity, sparsity_nested
+from ..transforms.jet import grouped_jet, grouped_series, grouped_values, has_series
 from ..transforms.jvp import jvp_program
 from ..transforms.vjp import vjp_program
 from ..transforms.vmap import vmap_program
@@ -174,8 +176,6 @@ cond_p.sample = lambda rng: [
 
 
 def _sample_branches():
-    from ..core.types import Aval
-    from ..primitives.elementwise import mul, sin
 
     aval = [Aval((3,), np.float64)]
     first, _, _ = trace_program(lambda x: [sin(x)], aval, "first")
@@ -186,8 +186,6 @@ def _sample_branches():
 # --- Taylor mode: a cond of the branches' Taylor programs ------------------------------------------------
 
 def _cond_taylor(series, outputs, *, branches):
-    from ..transforms.jet import grouped_jet, grouped_series, grouped_values, has_series
-
     order = len(series[0]) - 1
     operands = series[1:]
     wrt = [a.differentiable and has_series(s) for s, a in zip(operands, branches[0].in_avals)]

@@ -31,8 +31,12 @@ from ..core.printer import format_program
 from ..core.pytree import flatten, leaf_paths, unflatten
 from ..core.types import is_float
 from ..passes import simplify
+from ..primitives import elementwise as ew
+from ..primitives.rules import batch_all, broadcast_batch
+from ..primitives.taylor import FROM_JVP
 from ..tracing import Tracer, current_trace, eval_program, record_guard, trace_guarded, trace_program
 from ..transforms import sparsity, sparsity_nested
+from ..transforms.jet import grouped_jet, grouped_series, grouped_values, has_series
 from ..transforms.jvp import jvp_program
 from ..transforms.vjp import vjp_program
 from ..transforms.vmap import vmap_program
@@ -103,8 +107,6 @@ def _batch_programs(primitive, names):
     """Batching: vmap every program param with all its inputs batched (results all batched); a lazy
     one stays lazy."""
     def batch(args, batched, size, **params):
-        from ..primitives.rules import batch_all
-
         everything = batch_all(args, batched, size)
         new = dict(params)
         for name in names:
@@ -124,8 +126,6 @@ def _batched_param(param, size):
 
 
 def _all_batched(program, out_flags, size):
-    from ..primitives.rules import broadcast_batch
-
     if all(out_flags):
         return program
     result, _, _ = trace_program(
@@ -636,14 +636,10 @@ def checkpoint(fun):
 def _sample_custom_jvp(rng):
     @custom_jvp
     def softclip(x):
-        from ..primitives import elementwise as ew
-
         return ew.tanh(x)
 
     @softclip.defjvp
     def _(primals, tangents):
-        from ..primitives import elementwise as ew
-
         (x,), (t,) = primals, tangents
         y = ew.tanh(x)
         return y, ew.mul(t, ew.sub(1.0, ew.mul(y, y)))
@@ -652,8 +648,6 @@ def _sample_custom_jvp(rng):
 
 
 def _sample_custom_vjp(rng):
-    from ..primitives import elementwise as ew
-
     @custom_vjp
     def scaled_exp(x, s):
         return ew.mul(ew.exp(x), s)
@@ -671,8 +665,6 @@ def _sample_custom_vjp(rng):
 
 
 def _sample_checkpoint(rng):
-    from ..primitives import elementwise as ew
-
     return [sample_equation(checkpoint(lambda x, y: ew.mul(ew.sin(x), y)), [rng.normal(size=3), rng.normal(size=3)],
                             "checkpoint_call")]
 
@@ -688,8 +680,6 @@ checkpoint_call_p.sample = _sample_checkpoint
 # checkpoint: a checkpointed call of the function's Taylor program.
 
 def _checkpoint_taylor(series, outputs, *, fun):
-    from ..transforms.jet import grouped_jet, grouped_series, grouped_values, has_series
-
     order = len(series[0]) - 1
     wrt = [a.differentiable and has_series(s) for s, a in zip(series, fun.in_avals)]
     groups, out_groups = [range(len(fun.inputs))], [range(len(fun.outputs))]
@@ -700,8 +690,6 @@ def _checkpoint_taylor(series, outputs, *, fun):
 
 
 def _set_taylor_rules():
-    from ..primitives.taylor import FROM_JVP
-
     custom_jvp_call_p.taylor = custom_vjp_call_p.taylor = FROM_JVP
     checkpoint_call_p.taylor = _checkpoint_taylor
 

@@ -30,6 +30,7 @@ from ..core.pytree import flatten, unflatten
 from ..passes import simplify
 from ..primitives import elementwise as ew
 from ..primitives.rules import batch_all, broadcast_batch
+from ..primitives.taylor import FROM_JVP
 from ..tracing import eval_program, trace_program
 from ..transforms import sparsity, sparsity_nested
 from ..transforms.jvp import jvp_program
@@ -219,8 +220,6 @@ fixed_point_p.sample = _sample
 
 def _set_taylor_rules():
     """Taylor mode: the series of the jvp rule (exact)."""
-    from ..primitives.taylor import FROM_JVP
-
     fixed_point_p.taylor = FROM_JVP
 
 

@@ -32,11 +32,13 @@ from ..primitives.rules import aval_of_value, broadcast_batch
 from ..primitives.structural import concatenate, reshape, slice_array, transpose
 from ..tracing import Tracer, eval_program, trace_program
 from ..transforms import sparsity, sparsity_nested
+from ..transforms.jet import carried_flags, grouped_jet, grouped_series, grouped_values, has_series
 from ..transforms.jvp import jvp_program
 from ..transforms.vjp import vjp_program
 from ..transforms.vmap import vmap_program
 from .arguments import integer_scalar, operand_avals, require_function
 from .common import aval_of, check_same_structure, float_flags, sample_equation
+from .while_loop import while_loop
 
 
 def _split(values, num_consts, num_carry):
@@ -381,8 +383,6 @@ def _check_body_order(body_fn) -> None:
 
 def _fori_loop(lower, upper, body_fn, init, checkpoint):
     if isinstance(lower, Tracer) or isinstance(upper, Tracer):
-        from .while_loop import while_loop
-
         def cond_fn(state):
             return state[0] < state[1]
 
@@ -415,8 +415,6 @@ fold_p.sample = _sample_fold
 # --- Taylor mode: a fold of the body's Taylor program (the coefficients ride along in the carry) -----
 
 def _fold_taylor(series, outputs, *, body, length, reverse, num_consts, num_carry):
-    from ..transforms.jet import carried_flags, grouped_jet, grouped_series, grouped_values, has_series
-
     order = len(series[0]) - 1
     wrt = [a.differentiable and has_series(s) for s, a in zip(series, body.in_avals)]
     wrt = carried_flags(body, order, wrt, [(num_consts + i, i) for i in range(num_carry)])

@@ -28,8 +28,10 @@ from ..primitives import elementwise as ew
 from ..primitives.reduce import reduce
 from ..primitives.rules import aval_of_value, broadcast_batch
 from ..primitives.structural import broadcast_in_dim
+from ..primitives.taylor import FROM_JVP
 from ..tracing import eval_program, trace_program
 from ..transforms import sparsity, sparsity_nested
+from ..transforms.jet import carried_flags, grouped_jet, grouped_series, grouped_values, has_series
 from ..transforms.jvp import jvp_program
 from ..transforms.vjp import vjp_program
 from ..transforms.vmap import vmap_program
@@ -346,8 +348,6 @@ while_p.sample, while_grad_p.sample = _sample_while, _sample_while_grad
 # differentiates the loop body once more).
 
 def _while_taylor(series, outputs, *, cond, body, num_consts, checkpoint):
-    from ..transforms.jet import carried_flags, grouped_jet, grouped_series, grouped_values, has_series
-
     order = len(series[0]) - 1
     n_carry = len(body.outputs)
     wrt = [a.differentiable and has_series(s) for s, a in zip(series, body.in_avals)]
@@ -369,8 +369,6 @@ def _while_taylor(series, outputs, *, cond, body, num_consts, checkpoint):
 
 
 def _set_taylor_rules():
-    from ..primitives.taylor import FROM_JVP
-
     while_p.taylor = _while_taylor
     while_grad_p.taylor = FROM_JVP
 

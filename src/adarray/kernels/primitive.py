@@ -33,6 +33,7 @@ from ..primitives.rules import POINTWISE_VJP, aval_of_value, instantiate
 from ..primitives.structural import broadcast_to, reshape
 from ..tracing import Tracer, current_trace, eval_program
 from ..transforms import sparsity, sparsity_nested
+from ..transforms.jet import grouped_jet, grouped_series, grouped_values, has_series
 from ..transforms.vjp import vjp_program
 from ..transforms.vmap import vmap_program
 from . import execution
@@ -272,8 +273,6 @@ kernel_p.prune = lambda eqn, used: prune_nested(eqn, used, "kernel")  # unused o
 # --- Taylor mode: a kernel call of the kernel's Taylor program (scalar IR again) -------------------------
 
 def _kernel_taylor(series, outputs, *, kernel, name):
-    from ..transforms.jet import grouped_jet, grouped_series, grouped_values, has_series
-
     order = len(series[0]) - 1
     wrt = [a.differentiable and has_series(s) for s, a in zip(series, kernel.in_avals)]
     groups, out_groups = [range(len(kernel.inputs))], [range(len(kernel.outputs))]

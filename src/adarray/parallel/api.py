@@ -36,6 +36,7 @@ from ..numpy import (
     maximum,
     moveaxis,
     prod,
+    take,
     where,
 )
 from ..numpy import (
@@ -293,7 +294,6 @@ def _monoid_by_index(op, dest, target, values, bins):
     values = cast(values, dtype(dest))
     spec = (("array",),)
     if op == "logaddexp":  # each bin shifted by its own maximum; an all -inf bin: -inf, zero gradient
-        from ..numpy import take
 
         peak = ew.stop_gradient(_monoid_by_index("max", dest, target, ew.stop_gradient(values), bins))
         finite = ew.isfinite(peak)
@@ -319,7 +319,6 @@ def _segmented(program, target, values, identities, bins, n):
     For a lane-wise operator the flag is given every lane too, so the lifted operator stays lane-wise."""
     if n == 0:
         return [broadcast_in_dim(e, (bins,) + shape(e), tuple(range(1, len(shape(e)) + 1))) for e in identities]
-    from ..numpy import take
 
     order = argsort(target, 0)
     keys = take(target, order, axis=0)

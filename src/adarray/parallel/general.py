@@ -25,16 +25,18 @@ import numpy as np
 from ..core.errors import ShapeError
 from ..core.ir import Literal, Program, Var
 from ..core.primitive import Primitive, Zero, is_zero
-from ..core.types import is_float
+from ..core.types import Aval, is_float
 from ..passes import simplify
 from ..passes.guards import guard_square_roots
 from ..primitives import elementwise as ew
+from ..primitives import linalg
 from ..primitives.reduce import reduce_sum
-from ..primitives.rules import aval_of_value, batch_all
+from ..primitives.rules import aval_of_value, batch_all, broadcast_batch
 from ..primitives.scan import linear_recurrence, matrix_recurrence
 from ..primitives.structural import broadcast_in_dim, concatenate, reshape, slice_array, transpose
 from ..tracing import eval_program, trace_program
 from ..transforms import sparsity, sparsity_nested
+from ..transforms.jet import grouped_jet, grouped_series, grouped_values
 from ..transforms.jvp import jvp_program, propagate
 from ..transforms.vjp import vjp_program
 from ..transforms.vmap import vmap_program
@@ -152,7 +154,6 @@ def _map(program: Program, n: int, args, flags=None):
     """Apply a per-element program to stacks of n elements (batched: one call, no loop)."""
     batched, out_flags = _batched(program, n, flags)
     outs = eval_program(batched, list(args))
-    from ..primitives.rules import broadcast_batch
 
     return [o if f else broadcast_batch(o, n) for o, f in zip(outs, out_flags)]
 
@@ -378,8 +379,6 @@ def _batch(primitive, leading_output: bool):
         wide = [np.broadcast_to(e, (size,) + e.shape) for e in identity_values(identity)]
         new_op, flags = vmap_program(op, [True] * 2 * k, size)
         if not all(flags):
-            from ..primitives.rules import broadcast_batch
-
             inner = new_op
             new_op = _program(lambda *a: [o if f else broadcast_batch(o, size)
                                           for o, f in zip(eval_program(inner, list(a)), flags)], inner.in_avals,
@@ -399,8 +398,6 @@ general_reduce_p.batch = _batch(general_reduce_p, False)
 def _sample_operators():
     """Operators for the generated rule tests: 2x2 matrix product, linear-function composition
     (tuple elements), and an elementwise product of vectors (trailing axes)."""
-    from ..core.types import Aval
-    from ..primitives import linalg
 
     matrix, scalar, vector = Aval((2, 2), np.float64), Aval((), np.float64), Aval((3,), np.float64)
     matmul = _program(lambda a, b: [linalg.einsum("ij,jk->ik", a, b)], [matrix, matrix], "matmul")
@@ -434,8 +431,6 @@ general_scan_p.sample = general_reduce_p.sample = _sample
 
 def _general_taylor(primitive):
     def taylor(series, outputs, *, op, identity):
-        from ..transforms.jet import grouped_jet, grouped_series, grouped_values
-
         order = len(series[0]) - 1
         k = len(op.outputs)
         flags = [a.differentiable for a in _element_avals(op)]

@@ -19,6 +19,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from .. import numpy as anp
 from ..core.errors import ArgumentError, ReversibilityError
 from ..tracing import Tracer
 from .function import ReversibleFunction
@@ -87,8 +88,6 @@ def bennett(step, state, k: int, n: int):
 
 def _zeros_like(value):
     if isinstance(value, Tracer):
-        from .. import numpy as anp
-
         return anp.zeros_like(value)
     return np.zeros_like(np.asarray(value, dtype=np.result_type(np.asarray(value).dtype, np.float64))
                          if np.asarray(value).dtype.kind not in "fc" else np.asarray(value))

@@ -27,6 +27,7 @@ from ..kernels.language import CONSTANTS, module_name, resolve_free
 from .ir import (
     COMPLEX_PARTS,
     base_name,
+    elements_read,
     expr_text,
     invert_block,
     is_element,
@@ -720,8 +721,6 @@ def _changed(expr, statements) -> set:
 
 def _references(expr) -> list:
     """Variables and elements an expression reads as values (for the read-write and product checks)."""
-    from .ir import elements_read
-
     return elements_read(expr)
 
 

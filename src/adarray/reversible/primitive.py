@@ -21,6 +21,7 @@ import functools
 from ..core.errors import ShapeError
 from ..core.primitive import Primitive, Zero, is_zero
 from ..primitives.rules import aval_of_value, batch_all, instantiate
+from ..primitives.taylor import FROM_JVP
 from ..transforms import sparsity
 from .derivatives import adjoint_program, tangent_program
 from .specialize import differentiable, kind_of_dtype
@@ -159,8 +160,6 @@ def _set_taylor_rules():
     primitive on the tangent program of the previous one, so order K runs a program with 2^K times the
     float arguments (as while_grad and fixed_point; a Taylor transformation of the statement IR would
     make it O(K^2))."""
-    from ..primitives.taylor import FROM_JVP
-
     reversible_p.taylor = reversible_grad_p.taylor = FROM_JVP
 
 

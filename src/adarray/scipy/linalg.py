@@ -19,6 +19,7 @@ A = U^H U (L L^H), and trans=2 ('C') the conjugate transpose.
 from __future__ import annotations
 
 from ..core.errors import ArgumentError, ShapeError, UnsupportedError
+from ..numpy import argsort
 from ..numpy import linalg as _np_linalg
 from ..numpy._core import asvalue, dtype, shape
 from ..numpy._shape import broadcast_to
@@ -159,8 +160,6 @@ def lu(a, permute_l=False, overwrite_a=False, check_finite=True, p_indices=False
     if permute_l:
         return matmul(p, lower), upper
     if p_indices:
-        from ..numpy import argsort
-
         return argsort(permutation, axis=-1), lower, upper
     return p, lower, upper
 

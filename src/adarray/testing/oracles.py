@@ -33,6 +33,7 @@ from adarray.core.verify import verify
 from adarray.passes import simplify
 from adarray.transforms.jvp import jvp_program
 from adarray.transforms.vjp import vjp_program
+from adarray.transforms.vmap import vmap_program
 
 from .differences import numerical_gradient, numerical_jvp, wide
 
@@ -299,8 +300,6 @@ def check_vmap(program: Program, args, rng, size: int = 3) -> None:
     get a different random perturbation per slice; integer and boolean inputs are
     repeated (their values, e.g. indices, stay valid).
     """
-    from adarray.transforms.vmap import vmap_program
-
     n = len(program.inputs)
     patterns = [[True] * n] + ([[i == j for j in range(n)] for i in range(n)] if n > 1 else [])
     for batched in patterns:

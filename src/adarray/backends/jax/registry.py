@@ -28,6 +28,7 @@ import numpy as np
 
 from ...core.errors import ExecutionError
 from ...core.primitive import Primitive
+from ..numpy.registry import implementation  # the reference implementations
 
 LOWERINGS: dict[Primitive, object] = {}
 HOST_CALLBACKS: set[Primitive] = set()
@@ -96,8 +97,6 @@ def lowering_of(primitive: Primitive):
 
 def host_call(primitive, out_avals, args, params):
     """`primitive` run by its NumPy implementation on the host (jax.pure_callback)."""
-    from ..numpy.registry import implementation  # the reference implementations
-
     impl = implementation(primitive)
     shapes = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in out_avals]
 
