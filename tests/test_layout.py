@@ -258,6 +258,7 @@ LATE_IMPORTS = {
     ("tiering.py", "from .backends.numba import cache"): "the Numba engine's cache, for programs compiled with it",
     ("compiled.py", "from .backends import jax as jax_backend"): "JAX, an optional dependency (backend='jax')",
     ("compiled.py", "import jax"): "JAX, an optional dependency",
+    ("testing/coverage.py", "from ..backends import jax as jax_backend"): "JAX, optional: its lowering column",
     ("compiled.py", "from jax.sharding import NamedSharding, PartitionSpec"): "JAX, an optional dependency",
     ("cli.py", "from tqdm import tqdm"): "tqdm, an optional dependency, for progress bars only",
     ("optim/least_squares.py", "from tqdm import tqdm"): "tqdm, an optional dependency, for progress bars only",

@@ -26,7 +26,8 @@ import numpy as np
 from ..core.errors import ArgumentError, IndexOutOfRangeError, ShapeError, TracingError
 from ..core.primitive import Primitive, Zero, is_zero
 from ..core.pytree import flatten, unflatten
-from ..passes import simplify
+from ..passes import one_hot, simplify
+from ..passes.one_hot_loops import fold_rule as fold_one_hot_rule
 from ..primitives import elementwise as ew
 from ..primitives.rules import aval_of_value, broadcast_batch
 from ..primitives.structural import concatenate, reshape, slice_array, transpose
@@ -435,3 +436,4 @@ def _fold_taylor(series, outputs, *, body, length, reverse, num_consts, num_carr
 fold_p.taylor = _fold_taylor
 
 sparsity.register(fold_p, sparsity.Rule("nested", sparsity_nested.fold_dependence, exact=False))
+one_hot.register(fold_p, fold_one_hot_rule)

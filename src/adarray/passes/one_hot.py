@@ -41,6 +41,8 @@ import numpy as np
 from ..core.ir import Eqn, Literal, Program, Var
 from ..core.types import Aval
 from ..primitives import elementwise as ew
+from ..primitives import indexing, structural
+from ..primitives import reduce as reductions
 from ..primitives.indexing import gather
 from ..primitives.linalg import einsum, einsum_p, parse_spec
 from ..primitives.reduce import reduce_sum
@@ -73,10 +75,10 @@ from .one_hot_entries import (
     materialize,
     zero,
 )
-from .one_hot_loops import fold_rule
 
 # Structural primitives whose output elements are copies of operand elements (or padding zeros).
-MOVES = ("broadcast_in_dim", "reshape", "transpose", "slice", "unslice", "concatenate", "gather")
+MOVES = (structural.broadcast_in_dim_p, structural.reshape_p, structural.transpose_p, structural.slice_p,
+         structural.unslice_p, structural.concatenate_p, indexing.gather_p)
 
 
 def identity_seed_program(derivative: Program, num_primals: int, seed_avals, name: str = "jacfwd") -> Program:
@@ -133,7 +135,7 @@ class _Interpreter:
             if not any(isinstance(v, Tangent) for v in values):
                 outs = eqn.prim.bind(*values, **eqn.params)
             else:
-                rule = RULES.get(eqn.prim.name)
+                rule = RULES.get(eqn.prim)
                 outs = rule(self, eqn, values) if rule is not None else None
                 if outs is None:
                     outs = self.fallback(eqn, values)
@@ -171,7 +173,7 @@ def _apply(interp, prim, params, operands, out_shape, dtype):
     """The rule of `prim` on `operands` (tangents or primal values) as if an equation of the jvp program."""
     inputs = tuple(Var(v.aval if isinstance(v, Tangent) else aval_of_value(v)) for v in operands)
     eqn = Eqn(prim, inputs, dict(params), (Var(Aval(tuple(out_shape), dtype)),))
-    out = RULES[prim.name](interp, eqn, list(operands))
+    out = RULES[prim](interp, eqn, list(operands))
     return out if out is not None else interp.fallback(eqn, list(operands))
 
 
@@ -193,7 +195,7 @@ def _linear_sum(interp, eqn, values):
     if operands is None or any(t.aval.shape != eqn.outputs[0].aval.shape for t in operands):
         return None
     first, second = operands
-    if eqn.prim.name == "sub":
+    if eqn.prim is ew.sub_p:
         second = _neg(interp, eqn, [second])
     return add(first, second, interp.size)
 
@@ -216,14 +218,14 @@ def _scaled(interp, eqn, values):
     flags = [isinstance(v, Tangent) for v in values]
     position = flags.index(True)
     aval = eqn.outputs[0].aval
-    if sum(flags) != 1 or (eqn.prim.name == "div" and position != 0) or values[position].aval.shape != aval.shape:
+    if sum(flags) != 1 or (eqn.prim is ew.div_p and position != 0) or values[position].aval.shape != aval.shape:
         return None
     tangent, factor = values[position], values[1 - position]
     if tangent.is_zero:
         return zero(aval, interp.size)
-    if eqn.prim.name == "safe_mul":  # safe_mul(f * b, c) is not f * safe_mul(b, c) where c is infinite
+    if eqn.prim is ew.safe_mul_p:  # safe_mul(f * b, c) is not f * safe_mul(b, c) where c is infinite
         tangent = flat(tangent, interp.size)
-    binder = {"mul": ew.mul, "safe_mul": ew.safe_mul, "div": ew.div}[eqn.prim.name]
+    binder = {ew.mul_p: ew.mul, ew.safe_mul_p: ew.safe_mul, ew.div_p: ew.div}[eqn.prim]
     return _times(tangent, factor, binder, interp.size, first=position == 0)
 
 
@@ -262,7 +264,7 @@ def _moved_index(eqn, operands, tangents, rank):
                 table = np.concatenate([table, np.full((rank - tangents[k].rank, aval.size), PADDING, np.int64)])
             tables.append(table)
             offset += aval.size
-        elif k == 0 or eqn.prim.name == "concatenate":
+        elif k == 0 or eqn.prim is structural.concatenate_p:
             args.append(np.zeros(atom.aval.shape, np.int64))  # a zero operand (concatenate) has no entries
         else:
             args.append(np.asarray(value))
@@ -273,20 +275,20 @@ def _moved_index(eqn, operands, tangents, rank):
 def _move(interp, eqn, values):
     """broadcast_in_dim, reshape, transpose, slice, unslice, concatenate, gather: V by the batching rule,
     with the operands' entries padded to a common count; P the same way (NumPy on constant indices)."""
-    name = eqn.prim.name
-    moved = (range(len(values)) if name == "concatenate" else [0])
+    prim = eqn.prim
+    moved = (range(len(values)) if prim is structural.concatenate_p else [0])
     if any(isinstance(v, Tangent) for k, v in enumerate(values) if k not in moved):
         return None  # a tangent index (never in a jvp program)
-    if name == "concatenate":
+    if prim is structural.concatenate_p:
         operands = interp.operands(eqn.inputs, values)
         if operands is None:
             return None
     else:
         operands = list(values)
     aval = eqn.outputs[0].aval
-    if name == "transpose" and operands[0].lazies:
+    if prim is structural.transpose_p and operands[0].lazies:
         return _transpose_lazies(interp, eqn, operands[0])
-    if name == "broadcast_in_dim" and not operands[0].is_zero:
+    if prim is structural.broadcast_in_dim_p and not operands[0].is_zero:
         tangent = operands[0]
         entries = tangent.rank if tangent.value is not None else interp.size
         if tangent.lazies or entries * aval.size > interp.size:  # expanded, more entries than seeds
@@ -528,11 +530,18 @@ def _einsum_lazies(interp, eqn, values, position) -> Tangent:
     return total
 
 
+# The rules, keyed by the primitive object; the upper layers register theirs with `register` (control
+# flow's fold, in control/loops.py).
 RULES = {
-    "add": _linear_sum, "sub": _linear_sum, "neg": _neg, "convert": _convert,
-    "mul": _scaled, "safe_mul": _scaled, "div": _scaled,
-    "select": _select,
-    **{name: _move for name in MOVES},
-    "reduce": _reduce, "einsum": _einsum,
-    "fold": fold_rule,
+    ew.add_p: _linear_sum, ew.sub_p: _linear_sum, ew.neg_p: _neg, ew.convert_p: _convert,
+    ew.mul_p: _scaled, ew.safe_mul_p: _scaled, ew.div_p: _scaled,
+    ew.select_p: _select,
+    **{prim: _move for prim in MOVES},
+    reductions.reduce_p: _reduce, einsum_p: _einsum,
 }
+
+
+def register(prim, rule) -> None:
+    """`rule(interp, eqn, values)` becomes `prim`'s rule: the equation's outputs (Tangents or values), or
+    None for the materialised fallback."""
+    RULES[prim] = rule
