@@ -240,7 +240,9 @@ def step_rule(function):
     return rule
 
 
-RULES = {
+# Enclosures of elementary functions, by the function's name: not a table of primitives (relu, softplus
+# and swish are none); bounds/rules.py installs them as the `enclosure` rules of the primitive objects.
+FUNCTIONS = {
     "exp": monotone_rule(s.exp_series), "expm1": monotone_rule(s.expm1_series),
     "log": monotone_rule(s.log_series), "log1p": monotone_rule(lambda iv, y, m: s.log_series(iv, y, m, 1.0)),
     "sqrt": monotone_rule(s.sqrt_series), "cbrt": monotone_rule(s.cbrt_series),

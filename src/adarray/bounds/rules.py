@@ -18,7 +18,7 @@ from ..core.ir import Literal
 from ..primitives import arithmetic, special
 from ..primitives import elementwise as ew
 from ..primitives import structural as st
-from .elementwise import RULES
+from .elementwise import FUNCTIONS
 from .enclosure import Enclosure
 from .interpreter import Undecided, decided, elementwise_rule, truth
 from .powers import power_rule
@@ -59,7 +59,7 @@ def _mul(context, eqn, ins):
     x, y = eqn.inputs
     if _is_logistic_of(context, y, x) or _is_logistic_of(context, x, y):  # swish: x * logistic(x)
         operand = ins[0] if _is_logistic_of(context, y, x) else ins[1]
-        return [context.arith.compose(context.enclose(operand), RULES["swish"])]
+        return [context.arith.compose(context.enclose(operand), FUNCTIONS["swish"])]
     if not isinstance(a, Enclosure):
         return [_scale_by_constant(context, b, a)]
     if not isinstance(b, Enclosure):
@@ -99,17 +99,17 @@ def _pow(context, eqn, ins):
                 return _integer_pow(context, eqn, [a], n=int(p))
             return [context.arith.compose(context.enclose(a), power_rule(p))]
     # a^b = exp(b log a)
-    logarithm = context.arith.compose(context.enclose(a), RULES["log"])
+    logarithm = context.arith.compose(context.enclose(a), FUNCTIONS["log"])
     exponent = context.arith.mul(context.enclose(b), logarithm) if isinstance(b, Enclosure) else \
         _scale_by_constant(context, logarithm, b)
-    return [context.arith.compose(exponent, RULES["exp"])]
+    return [context.arith.compose(exponent, FUNCTIONS["exp"])]
 
 
 def _scaled_input(factor, rule_name):
     """f(x) = rule(factor * x): exp2."""
     def rule(context, eqn, ins):
         x = context.arith.scale(context.enclose(ins[0]), context.iv.constant(factor))
-        return [context.arith.compose(x, RULES[rule_name])]
+        return [context.arith.compose(x, FUNCTIONS[rule_name])]
 
     return rule
 
@@ -117,7 +117,7 @@ def _scaled_input(factor, rule_name):
 def _scaled_output(factor, rule_name):
     """f(x) = factor * rule(x): log2, log10."""
     def rule(context, eqn, ins):
-        y = context.arith.compose(context.enclose(ins[0]), RULES[rule_name])
+        y = context.arith.compose(context.enclose(ins[0]), FUNCTIONS[rule_name])
         return [context.arith.scale(y, context.iv.constant(factor))]
 
     return rule
@@ -126,7 +126,7 @@ def _scaled_output(factor, rule_name):
 # --- kinks: maximum, minimum and relu written as a select --------------------------------------------------
 
 def _relu(context, enclosure):
-    return context.arith.compose(enclosure, RULES["relu"])
+    return context.arith.compose(enclosure, FUNCTIONS["relu"])
 
 
 def maximum(context, a, b):
@@ -293,16 +293,16 @@ def _log1p(context, eqn, ins):
     """log1p(exp(x)) is softplus(x): its sharp enclosure, not the composition's."""
     operand = _exp_operand(context, eqn.inputs[0])
     if operand is not None and context.value(operand) is not None:
-        return [context.arith.compose(context.enclose(context.value(operand)), RULES["softplus"])]
-    return [context.arith.compose(context.enclose(ins[0]), RULES["log1p"])]
+        return [context.arith.compose(context.enclose(context.value(operand)), FUNCTIONS["softplus"])]
+    return [context.arith.compose(context.enclose(ins[0]), FUNCTIONS["log1p"])]
 
 
 def _log(context, eqn, ins):
     """log(1 + exp(x)) is softplus(x)."""
     operand = _softplus_of(context, eqn.inputs[0])
     if operand is not None and context.value(operand) is not None:
-        return [context.arith.compose(context.enclose(context.value(operand)), RULES["softplus"])]
-    return [context.arith.compose(context.enclose(ins[0]), RULES["log"])]
+        return [context.arith.compose(context.enclose(context.value(operand)), FUNCTIONS["softplus"])]
+    return [context.arith.compose(context.enclose(ins[0]), FUNCTIONS["log"])]
 
 
 def _identity(context, eqn, ins):
@@ -320,7 +320,7 @@ def _logaddexp(context, eqn, ins):
     arith = context.arith
     base = context.enclose(b) if not isinstance(b, Enclosure) else context.enclose(a)
     other = context.enclose(a) if not isinstance(b, Enclosure) else context.enclose(b)
-    return [arith.add(base, arith.compose(arith.sub(other, base), RULES["softplus"]))]
+    return [arith.add(base, arith.compose(arith.sub(other, base), FUNCTIONS["softplus"]))]
 
 
 # --- structural maps (both bounds of every coefficient; the trailing dx axes ride along) ----------------------
@@ -411,17 +411,19 @@ def install() -> None:
         (ew.log10_p, _scaled_output(1.0 / math.log(10.0), "log")),
     ]:
         _install(prim, rule)
-    for name in ("exp", "expm1", "sqrt", "sin", "cos", "sinh", "cosh", "tanh", "logistic", "arctan",
-                 "erf", "abs", "floor", "ceil", "round", "sign"):
-        _install(getattr(ew, f"{name}_p"), elementwise_rule(RULES[name]))
-    _install(arithmetic.cbrt_p, elementwise_rule(RULES["cbrt"]))
+    for prim, name in ((ew.exp_p, "exp"), (ew.expm1_p, "expm1"), (ew.sqrt_p, "sqrt"), (ew.sin_p, "sin"),
+                       (ew.cos_p, "cos"), (ew.sinh_p, "sinh"), (ew.cosh_p, "cosh"), (ew.tanh_p, "tanh"),
+                       (ew.logistic_p, "logistic"), (ew.arctan_p, "arctan"), (ew.erf_p, "erf"), (ew.abs_p, "abs"),
+                       (ew.floor_p, "floor"), (ew.ceil_p, "ceil"), (ew.round_p, "round"), (ew.sign_p, "sign"),
+                       (arithmetic.cbrt_p, "cbrt")):
+        _install(prim, elementwise_rule(FUNCTIONS[name]))
     _install(special.erfc_p, _erfc)
     _install_structural()
 
 
 def _erfc(context, eqn, ins):
     """erfc = 1 - erf."""
-    erf = context.arith.compose(context.enclose(ins[0]), RULES["erf"])
+    erf = context.arith.compose(context.enclose(ins[0]), FUNCTIONS["erf"])
     one = context.arith.constant(np.ones(erf.shape))
     return [context.arith.sub(one, erf)]
 

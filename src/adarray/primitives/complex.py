@@ -180,7 +180,7 @@ def _extended(sample, more):
 def _with_complex_cases(prim, arity):
     """The primitive's sampler followed by complex cases (drawn after the real ones, so those stay)."""
     real_sample = prim.sample
-    low, high = ew.DOMAINS.get(prim.name, (-2.0, 2.0))
+    low, high = ew.DOMAINS.get(prim, (-2.0, 2.0))
 
     def sample(rng):
         cases = list(real_sample(rng))

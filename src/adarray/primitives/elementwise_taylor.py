@@ -248,15 +248,17 @@ def _abs_taylor(series, output):
     return higher(y)
 
 
-_RULES = {
-    "exp": _exp_taylor, "expm1": _expm1_taylor, "exp2": _exp2_taylor, "log": _log_taylor, "log1p": _log1p_taylor,
-    "log2": _scaled_log(1.0 / math.log(2.0)), "log10": _scaled_log(1.0 / math.log(10.0)), "sqrt": _sqrt_taylor,
-    "sin": _sin_taylor, "cos": _cos_taylor, "sinh": _sinh_taylor, "cosh": _cosh_taylor, "tanh": _tanh_taylor,
-    "logistic": _logistic_taylor, "tan": _tan_taylor, "arctan": _arctan_taylor, "mul": _mul_taylor,
-    "safe_mul": _safe_mul_taylor, "div": _div_taylor, "pow": _pow_taylor, "integer_pow": _integer_pow_taylor,
-    "abs": _abs_taylor,
+# The hand recurrences, keyed by the primitive object (the others keep FROM_JVP, set by their rule kind).
+TAYLOR_RULES = {
+    ew.exp_p: _exp_taylor, ew.expm1_p: _expm1_taylor, ew.exp2_p: _exp2_taylor, ew.log_p: _log_taylor,
+    ew.log1p_p: _log1p_taylor, ew.log2_p: _scaled_log(1.0 / math.log(2.0)),
+    ew.log10_p: _scaled_log(1.0 / math.log(10.0)), ew.sqrt_p: _sqrt_taylor, ew.sin_p: _sin_taylor,
+    ew.cos_p: _cos_taylor, ew.sinh_p: _sinh_taylor, ew.cosh_p: _cosh_taylor, ew.tanh_p: _tanh_taylor,
+    ew.logistic_p: _logistic_taylor, ew.tan_p: _tan_taylor, ew.arctan_p: _arctan_taylor, ew.mul_p: _mul_taylor,
+    ew.safe_mul_p: _safe_mul_taylor, ew.div_p: _div_taylor, ew.pow_p: _pow_taylor,
+    ew.integer_pow_p: _integer_pow_taylor, ew.abs_p: _abs_taylor,
 }
-for _name, _rule in _RULES.items():
-    getattr(ew, f"{_name}_p").taylor = _rule
+for _prim, _rule in TAYLOR_RULES.items():
+    _prim.taylor = _rule
 for _prim in (ew.maximum_p, ew.minimum_p, ew.select_p, ew.convert_p):
     _prim.taylor = piecewise_linear_taylor(_prim)
