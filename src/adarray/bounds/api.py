@@ -25,7 +25,7 @@ from .interpreter import Context, enclose_program
 MAX_DEGREE = 24
 
 
-def _check_degree(degree, what="taylor_bounds") -> int:
+def check_degree(degree, what="taylor_bounds") -> int:
     if isinstance(degree, bool) or not isinstance(degree, (int, np.integer)):
         raise ArgumentError(f"{what}: max_degree must be an int, got {degree!r}")
     if not 0 <= degree <= MAX_DEGREE:
@@ -178,7 +178,7 @@ def taylor_bounds(f, max_degree: int, verified: bool = True, propagate_ranges: b
     >>> tb.coefficients  # doctest: +SKIP
     (0.47253, -4.83240, (-5.55494, 28.28789))
     """
-    degree = _check_degree(max_degree)
+    degree = check_degree(max_degree)
     name = name_of(f)
     trace = make_ir(f)
 

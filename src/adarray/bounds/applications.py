@@ -13,7 +13,7 @@ import numpy as np
 
 from ..core.errors import ArgumentError
 from ..staging import name_of
-from .api import _check_degree, check_box, taylor_bounds
+from .api import check_box, check_degree, taylor_bounds
 from .interval import Intervals
 
 
@@ -47,7 +47,7 @@ def minimize_global(f, bounds, tol: float = 1e-6, degree: int = 2, max_boxes: in
     if not (isinstance(tol, (int, float)) and tol > 0):
         raise ArgumentError(f"{name}: tol must be a positive number, got {tol!r}")
     check_box(name, 0.5 * (lo + hi), (lo, hi))
-    bound = taylor_bounds(f, _check_degree(degree, "minimize_global"), verified)
+    bound = taylor_bounds(f, check_degree(degree, "minimize_global"), verified)
 
     def evaluate(box_lo, box_hi):
         centre = np.clip(0.5 * (box_lo + box_hi), box_lo, box_hi)
@@ -97,7 +97,7 @@ def integrate(f, lo: float, hi: float, degree: int = 2, cells: int = 1, verified
         raise ArgumentError(f"{name}: the interval [{lo}, {hi}] must be finite")
     if lo > hi:
         raise ArgumentError(f"{name}: lo > hi ({lo} > {hi})")
-    bound = taylor_bounds(f, _check_degree(degree, "integrate"), verified)
+    bound = taylor_bounds(f, check_degree(degree, "integrate"), verified)
     with np.errstate(all="ignore"):
         return _integrate(bound, lo, hi, cells, Intervals(verified))
 

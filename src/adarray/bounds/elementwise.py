@@ -73,7 +73,7 @@ def _taylor_form_range(series, iv: Intervals, y, m: int, pieces: int):
     return _hull_of_pieces((np.minimum(lo, hi), np.maximum(lo, hi)))
 
 
-def _remainder_at(series, iv: Intervals, point, y0, y, degree: int):
+def remainder_at(series, iv: Intervals, point, y0, y, degree: int):
     """R(y) as an interval (point: the coefficients at y0; y == y0 gives c_k)."""
     value = series(iv, (y, y), 0)[0]
     h = iv.sub((y, y), (y0, y0))
@@ -139,8 +139,8 @@ def monotone_rule(series, pieces: int = 1, mirror: bool = False, refine: bool = 
             over = _over(series, iv, segment, degree + 1, pieces)
             lagrange = over[degree]
             increasing, decreasing = over[degree + 1][0] >= 0, over[degree + 1][1] <= 0
-        at_low = _remainder_at(series, iv, point, y0, y[0], degree)
-        at_high = _remainder_at(series, iv, point, y0, y[1], degree)
+        at_low = remainder_at(series, iv, point, y0, y[0], degree)
+        at_high = remainder_at(series, iv, point, y0, y[1], degree)
         if degree >= _TAIL_DEGREE:  # the direct quotient cancels: intersect with the tail form
             at_low = _intersect_points(iv, at_low, _remainder_by_tail(series, iv, point, y0, y[0], degree,
                                                                        _TAIL_TERMS))
@@ -151,7 +151,7 @@ def monotone_rule(series, pieces: int = 1, mirror: bool = False, refine: bool = 
         neither = ~(increasing | decreasing)
         if np.any(neither):
             if mirror and degree == 2:
-                at_mirror = _remainder_at(series, iv, point, y0, np.clip(-y0, *segment), degree)
+                at_mirror = remainder_at(series, iv, point, y0, np.clip(-y0, *segment), degree)
                 low_end = np.minimum(at_low[0], at_high[0])  # R's minimum on the segment is at one of its ends
                 low_end = np.where((y0 < y[0]) | (y0 > y[1]), np.minimum(low_end, point[degree][0]), low_end)
                 sharp_lo = np.where(neither, low_end, sharp_lo)

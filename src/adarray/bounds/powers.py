@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import series as s
-from .elementwise import _remainder_at, monotone_rule
+from .elementwise import monotone_rule, remainder_at
 from .elementwise import power_rule as elementwise_power_rule
 from .interval import Intervals
 
@@ -59,7 +59,7 @@ def integer_power_rule(p: int):
             return out
         point = series(iv, (y0, y0), p)
         d = point[degree:]
-        ends = [_remainder_at(series, iv, point, y0, end, degree) for end in y]
+        ends = [remainder_at(series, iv, point, y0, end, degree) for end in y]
         # y0 outside y (x0 outside the box): one side only, and R's value nearest y0 is at y's near end
         near_low = np.where(y0 > y[1], ends[1][0], d[0][0]), np.where(y0 > y[1], ends[1][1], d[0][1])
         near_high = np.where(y0 < y[0], ends[0][0], d[0][0]), np.where(y0 < y[0], ends[0][1], d[0][1])

@@ -24,7 +24,7 @@ from .interpreter import Undecided, decided, elementwise_rule, truth
 from .powers import power_rule
 
 
-def _install(prim, rule):
+def install_enclosure(prim, rule):
     prim.enclosure = rule
 
 
@@ -360,16 +360,17 @@ def _window(params):
 
 
 def _install_structural():
-    _install(st.reshape_p, _structural(lambda shape, p: p["shape"],
+    install_enclosure(st.reshape_p, _structural(lambda shape, p: p["shape"],
                                        lambda arr, shape, p: arr.reshape(tuple(p["shape"]) + arr.shape[len(shape):])))
-    _install(st.broadcast_in_dim_p, _structural(lambda shape, p: p["shape"], _broadcast))
-    _install(st.transpose_p, _structural(
+    install_enclosure(st.broadcast_in_dim_p, _structural(lambda shape, p: p["shape"], _broadcast))
+    install_enclosure(st.transpose_p, _structural(
         lambda shape, p: [shape[a] for a in p["perm"]],
         lambda arr, shape, p: arr.transpose(tuple(p["perm"]) + tuple(range(len(shape), arr.ndim)))))
-    _install(st.slice_p, _structural(lambda shape, p: st._slice_shape(shape, p["starts"], p["stops"], p["steps"]),
-                                     lambda arr, shape, p: arr[_window(p)]))
-    _install(st.unslice_p, _structural(lambda shape, p: p["shape"], _unslice))
-    _install(st.concatenate_p, _concatenate)
+    install_enclosure(st.slice_p, _structural(
+        lambda shape, p: st.slice_shape(shape, p["starts"], p["stops"], p["steps"]),
+        lambda arr, shape, p: arr[_window(p)]))
+    install_enclosure(st.unslice_p, _structural(lambda shape, p: p["shape"], _unslice))
+    install_enclosure(st.concatenate_p, _concatenate)
 
 
 def _concatenate(context, eqn, ins):
@@ -410,14 +411,14 @@ def install() -> None:
         (ew.log2_p, _scaled_output(1.0 / math.log(2.0), "log")),
         (ew.log10_p, _scaled_output(1.0 / math.log(10.0), "log")),
     ]:
-        _install(prim, rule)
+        install_enclosure(prim, rule)
     for prim, name in ((ew.exp_p, "exp"), (ew.expm1_p, "expm1"), (ew.sqrt_p, "sqrt"), (ew.sin_p, "sin"),
                        (ew.cos_p, "cos"), (ew.sinh_p, "sinh"), (ew.cosh_p, "cosh"), (ew.tanh_p, "tanh"),
                        (ew.logistic_p, "logistic"), (ew.arctan_p, "arctan"), (ew.erf_p, "erf"), (ew.abs_p, "abs"),
                        (ew.floor_p, "floor"), (ew.ceil_p, "ceil"), (ew.round_p, "round"), (ew.sign_p, "sign"),
                        (arithmetic.cbrt_p, "cbrt")):
-        _install(prim, elementwise_rule(FUNCTIONS[name]))
-    _install(special.erfc_p, _erfc)
+        install_enclosure(prim, elementwise_rule(FUNCTIONS[name]))
+    install_enclosure(special.erfc_p, _erfc)
     _install_structural()
 
 

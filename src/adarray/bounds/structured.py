@@ -29,7 +29,7 @@ from ..primitives.linalg import einsum_p, parse_spec
 from .enclosure import Enclosure
 from .interpreter import Undecided, decided, truth
 from .interval import TINY, gamma
-from .rules import _install, maximum, minimum
+from .rules import install_enclosure, maximum, minimum
 
 
 def _coefficient(context, e: Enclosure, i):
@@ -391,4 +391,4 @@ def install() -> None:
         (custom_jvp_call_p, _call("fun")), (custom_vjp_call_p, _call("fun")),
         (general_reduce_p, _general(False)), (general_scan_p, _general(True)),
     ]:
-        _install(prim, rule)
+        install_enclosure(prim, rule)

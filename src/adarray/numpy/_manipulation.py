@@ -16,7 +16,6 @@ from ._array import wrap
 from ._core import asvalue, cast, dtype, holds_tracer, normalize_axis, result_dtype, shape
 from ._creation import arange, linspace
 from ._indexing import getitem, take
-from ._shape import _window as window
 from ._shape import (
     broadcast_arrays,
     broadcast_to,
@@ -26,6 +25,7 @@ from ._shape import (
     reshape,
     split,
     transpose,
+    window,
 )
 
 

@@ -177,7 +177,7 @@ def column_stack(xs):
 row_stack = vstack
 
 
-def _window(x, axis, start, stop):
+def window(x, axis, start, stop):
     ndim = len(shape(x))
     starts, stops = [0] * ndim, list(shape(x))
     starts[axis], stops[axis] = start, stop
@@ -197,7 +197,7 @@ def split(x, indices_or_sections, axis=0):
     else:
         bounds = [0, *[int(i) for i in indices_or_sections], length]
     windows = [slice(a, b).indices(length)[:2] for a, b in zip(bounds[:-1], bounds[1:])]  # Python slicing
-    return [_window(x, axis, a, max(a, b)) for a, b in windows]
+    return [window(x, axis, a, max(a, b)) for a, b in windows]
 
 
 def flip(x, axis=None):

@@ -61,7 +61,7 @@ from ..primitives.scan import cumulative
 from ..primitives.sort import argsort
 from ..primitives.structural import broadcast_in_dim, slice_array
 from ..tracing import Tracer, eval_program, trace_program
-from .general import _map, _shifted, general_reduce, general_scan, lanes
+from .general import general_reduce, general_scan, lanes, map_program, shifted_by_one
 
 MONOIDS = ("add", "mul", "min", "max", "and", "or", "logaddexp")
 _IDENTITY = {"add": 0, "mul": 1, "max": -np.inf, "min": np.inf, "and": True, "or": False, "logaddexp": -np.inf}
@@ -218,7 +218,7 @@ def scan(op, xs, axis=0, reverse=False, inclusive=True, identity=None):
             outs = general_scan(program, ordered, identities)
         outs = [flip(o, 0) for o in outs] if reverse else outs
     if not inclusive:
-        outs = _shifted(outs, identities, later=reverse) if shape(outs[0])[0] else outs
+        outs = shifted_by_one(outs, identities, later=reverse) if shape(outs[0])[0] else outs
     outs = [moveaxis(o, 0, axis) if axis else o for o in outs]
     return unflatten(tree, outs)
 
@@ -276,7 +276,7 @@ def reduce_by_index(dest, op, indices, values, identity=None):
     else:
         identities = _identity_leaves(identity, dest_tree, element_avals, "reduce_by_index")
     partial = _segmented(program, target, values, identities, bins, n)
-    outs = _map(program, bins, dests + partial)
+    outs = map_program(program, bins, dests + partial)
     return unflatten(dest_tree, outs[1:] if identity is None else outs)
 
 
@@ -323,8 +323,8 @@ def _segmented(program, target, values, identities, bins, n):
     order = argsort(target, 0)
     keys = take(target, order, axis=0)
     sorted_values = [take(v, order, axis=0) for v in values]
-    previous_key = _shifted([keys], [np.asarray(-1, np.int64)])[0]
-    next_key = _shifted([keys], [np.asarray(-1, np.int64)], later=True)[0]
+    previous_key = shifted_by_one([keys], [np.asarray(-1, np.int64)])[0]
+    next_key = shifted_by_one([keys], [np.asarray(-1, np.int64)], later=True)[0]
     dtype_ = np.result_type(*[dtype(v) for v in values])
     flag_shape = lanes(program) or ()
     starts = broadcast_in_dim(cast(ew.ne(keys, previous_key), dtype_), (n,) + flag_shape, (0,))

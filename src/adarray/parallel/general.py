@@ -108,7 +108,7 @@ def _stack(identity, count: int):
             for e in identity]
 
 
-def _shifted(xs, identity, later: bool = False):
+def shifted_by_one(xs, identity, later: bool = False):
     """x_(i-1) (or x_(i+1) if later) for every i, the identity entering at the edge."""
     out = []
     for x, e in zip(xs, identity):
@@ -150,7 +150,7 @@ def _batched(program: Program, n: int, flags=None):
     return batched, out_flags
 
 
-def _map(program: Program, n: int, args, flags=None):
+def map_program(program: Program, n: int, args, flags=None):
     """Apply a per-element program to stacks of n elements (batched: one call, no loop)."""
     batched, out_flags = _batched(program, n, flags)
     outs = eval_program(batched, list(args))
@@ -292,16 +292,16 @@ def _scan_vjp(cotangents, primals, outputs, needs, *, op, identity):
     if n == 0:
         return [None] * len(primals)
     elements = _element_avals(op)
-    following = _shifted(xs, identity, later=True)
+    following = shifted_by_one(xs, identity, later=True)
     if lanes(op) is not None:
-        entries = _map(_lane_jacobian(op, first=True), n, list(outputs) + following)
+        entries = map_program(_lane_jacobian(op, first=True), n, list(outputs) + following)
         rho = _lane_recurrence(entries, _instantiated(cotangents, outputs), transposed=True, reverse=True)
     else:
         g = _flatten(_instantiated(cotangents, outputs), n)
-        jacobians = _map(_transposed_jacobian(op, first=True), n, list(outputs) + following)[0]
+        jacobians = map_program(_transposed_jacobian(op, first=True), n, list(outputs) + following)[0]
         rho = _unflatten(matrix_recurrence(jacobians, g, reverse=True), elements, n)
-    previous = _shifted(list(outputs), identity)
-    grads = _map(_vjp_of(op, 1), n, previous + xs + rho)
+    previous = shifted_by_one(list(outputs), identity)
+    grads = map_program(_vjp_of(op, 1), n, previous + xs + rho)
     return [gr if need else None for gr, need in zip(grads, needs)]
 
 
@@ -312,13 +312,13 @@ def _scan_jvp(tangents, primals, outputs, *, op, identity):
     if n == 0:
         return list(outputs)
     elements = _element_avals(op)
-    previous = _shifted(list(outputs), identity)
+    previous = shifted_by_one(list(outputs), identity)
     moving, nonzero = _moving(tangents[:k])
-    pushed = _map(_jvp_of(op, 1, moving), n, previous + xs + nonzero)
+    pushed = map_program(_jvp_of(op, 1, moving), n, previous + xs + nonzero)
     if lanes(op) is not None:
-        entries = _map(_lane_jacobian(op, first=True), n, previous + xs)
+        entries = map_program(_lane_jacobian(op, first=True), n, previous + xs)
         return _lane_recurrence(entries, pushed, transposed=False, reverse=False)
-    jacobians = _map(_transposed_jacobian(op, first=True), n, previous + xs)[0]
+    jacobians = map_program(_transposed_jacobian(op, first=True), n, previous + xs)[0]
     forward = transpose(jacobians, (0, 2, 1))
     return _unflatten(matrix_recurrence(forward, _flatten(pushed, n)), elements, n)
 
@@ -336,18 +336,18 @@ def _reduce_vjp(cotangents, primals, outputs, needs, *, op, identity):
     derived = _program(lambda *a: eval_program(vjp_program(sandwich, [False] * k + [True] * k + [False] * k),
                                                list(a))[k:], list(sandwich.in_avals) + list(sandwich.out_avals),
                        "sandwich vjp")
-    grads = _map(derived, n, left + xs + right + seeds)
+    grads = map_program(derived, n, left + xs + right + seeds)
     return [gr if need else None for gr, need in zip(grads, needs)]
 
 
 def _exclusive_both_ways(op, xs, identity, n):
-    left = _shifted(general_scan(op, xs, identity), identity)
+    left = shifted_by_one(general_scan(op, xs, identity), identity)
     flipped = [slice_array(x, (n - 1,) + (0,) * (len(aval_of_value(x).shape) - 1), (None,) + aval_of_value(x).shape[1:],
                            (-1,) + (1,) * (len(aval_of_value(x).shape) - 1)) for x in xs]
     suffix = general_scan(_flipped(op), flipped, identity)
     suffix = [slice_array(s, (n - 1,) + (0,) * (len(aval_of_value(s).shape) - 1), (None,) + aval_of_value(s).shape[1:],
                           (-1,) + (1,) * (len(aval_of_value(s).shape) - 1)) for s in suffix]
-    return left, _shifted(suffix, identity, later=True)
+    return left, shifted_by_one(suffix, identity, later=True)
 
 
 def _reduce_jvp(tangents, primals, outputs, *, op, identity):
@@ -362,7 +362,7 @@ def _reduce_jvp(tangents, primals, outputs, *, op, identity):
     derived = _program(lambda *a: eval_program(jvp_program(sandwich, [False] * k + moving + [False] * k),
                                                list(a))[k:],
                        list(sandwich.in_avals) + [a for a, m in zip(_element_avals(op), moving) if m], "sandwich jvp")
-    pushed = _map(derived, n, left + xs + right + nonzero)
+    pushed = map_program(derived, n, left + xs + right + nonzero)
     return [reduce_sum(p, (0,)) for p in pushed]
 
 

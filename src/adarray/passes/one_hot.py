@@ -60,19 +60,19 @@ from .one_hot_entries import (
     PADDING,
     Broadcast,
     Tangent,
-    _bounded,
-    _expand,
-    _known,
-    _lead,
-    _map,
-    _merged,
-    _pad_rows,
-    _times,
     add,
     add_all,
+    bounded,
     densify,
+    expand_broadcast,
     flat,
+    index_is_known,
+    map_entries,
     materialize,
+    merge_entries,
+    pad_rows,
+    scale_entries,
+    with_entry_axis,
     zero,
 )
 
@@ -140,7 +140,7 @@ class _Interpreter:
                 if outs is None:
                     outs = self.fallback(eqn, values)
                 elif isinstance(outs, Tangent):
-                    outs = _bounded(outs, self.size)
+                    outs = bounded(outs, self.size)
             for var, value in zip(eqn.outputs, outs if eqn.prim.multiple_results else [outs]):
                 env[id(var)] = value
 
@@ -203,14 +203,14 @@ def _linear_sum(interp, eqn, values):
 def _neg(interp, eqn, values):
     (tangent,) = values
     if not tangent.lazies:
-        return _map(tangent, eqn.outputs[0].aval, ew.neg)
+        return map_entries(tangent, eqn.outputs[0].aval, ew.neg)
     minus_one = np.broadcast_to(np.array(-1, tangent.aval.dtype), tangent.aval.shape)
-    return _times(tangent, minus_one, ew.mul, interp.size)
+    return scale_entries(tangent, minus_one, ew.mul, interp.size)
 
 
 def _convert(interp, eqn, values):
     dtype = eqn.params["dtype"]
-    return _map(flat(values[0], interp.size), eqn.outputs[0].aval, lambda v: ew.convert(v, dtype))
+    return map_entries(flat(values[0], interp.size), eqn.outputs[0].aval, lambda v: ew.convert(v, dtype))
 
 
 def _scaled(interp, eqn, values):
@@ -226,7 +226,7 @@ def _scaled(interp, eqn, values):
     if eqn.prim is ew.safe_mul_p:  # safe_mul(f * b, c) is not f * safe_mul(b, c) where c is infinite
         tangent = flat(tangent, interp.size)
     binder = {ew.mul_p: ew.mul, ew.safe_mul_p: ew.safe_mul, ew.div_p: ew.div}[eqn.prim]
-    return _times(tangent, factor, binder, interp.size, first=position == 0)
+    return scale_entries(tangent, factor, binder, interp.size, first=position == 0)
 
 
 def _select(interp, eqn, values):
@@ -241,7 +241,7 @@ def _select(interp, eqn, values):
         tangent = flat(tangent, interp.size)
         if tangent.value is None:
             continue
-        spread = _lead(predicate, tangent.rank)
+        spread = with_entry_axis(predicate, tangent.rank)
         nothing = np.broadcast_to(np.zeros((), aval.dtype), (tangent.rank,) + aval.shape)
         picked = ew.select(spread, tangent.value, nothing) if side == 0 else ew.select(spread, nothing, tangent.value)
         total = add(total, Tangent(aval, picked, tangent.index, tangent.rank), interp.size)
@@ -310,7 +310,7 @@ def _move(interp, eqn, values):
 
     def lead(k, which):
         if k in tangents:
-            return _pad_rows(getattr(tangents[k], which), tangents[k].rank, rank)
+            return pad_rows(getattr(tangents[k], which), tangents[k].rank, rank)
         if k in moved:  # a zero tangent among a concatenation's operands
             atom = eqn.inputs[k]
             return np.zeros((rank,) + atom.aval.shape, atom.aval.dtype if which == "value" else np.int64)
@@ -325,7 +325,7 @@ def _move(interp, eqn, values):
     value = batched("value")
     if dense:
         return Tangent(aval, value, None, rank)
-    constant = all(_known(t.index) for t in tangents.values()) and all(
+    constant = all(index_is_known(t.index) for t in tangents.values()) and all(
         isinstance(a, Literal) for k, a in enumerate(eqn.inputs) if k not in moved)
     index = _moved_index(eqn, operands, tangents, rank) if constant else batched("index")
     return Tangent(aval, value, index, rank)
@@ -357,7 +357,7 @@ def _transpose_lazies(interp, eqn, tangent: Tangent) -> Tangent:
 
 def _constant_axes(index, axes):
     """The axes (of the unbatched shape) along which a constant P does not change."""
-    if not _known(index):
+    if not index_is_known(index):
         return []
     return [a for a in axes if index.size == 0 or np.all(index == index.take([0], axis=a + 1))]
 
@@ -366,7 +366,7 @@ def _arrange(x, letters: str, target: str, shape):
     """x (axes named by `letters`, a subset of `target`'s) laid out along `target` (of `shape`),
     broadcast along the letters x lacks; NumPy for constants."""
     order = sorted(range(len(letters)), key=lambda k: target.index(letters[k]))
-    if _known(x):
+    if index_is_known(x):
         view = [shape[p] if c in letters else 1 for p, c in enumerate(target)]
         return np.broadcast_to(x.transpose(order).reshape(view), shape)
     dims = tuple(sorted(target.index(c) for c in letters))
@@ -379,8 +379,8 @@ def _fold_entries(value, index, rank, letters, var, out, out_shape, sizes):
     full = (rank,) + tuple(sizes[c] for c in var) + tuple(out_shape)
     target = "@" + var + out
     index = _arrange(index, letters, target, full)
-    index = index.reshape((entries,) + tuple(out_shape)) if _known(index) else reshape(index, (entries,) + tuple(
-        out_shape))
+    shape = (entries,) + tuple(out_shape)
+    index = index.reshape(shape) if index_is_known(index) else reshape(index, shape)
     return reshape(value, (entries,) + tuple(out_shape)), index, entries
 
 
@@ -410,7 +410,7 @@ def _reduce(interp, eqn, values):
         return add_all(parts, aval, interp.size)
     if tangent.dense:
         return Tangent(aval, reduce_sum(tangent.value, tuple(a + 1 for a in axes)), None, tangent.rank)
-    if _known(tangent.index) and tangent.rank > 1:
+    if index_is_known(tangent.index) and tangent.rank > 1:
         # Entries whose seed does not change along the summed axes are summed; only the others multiply.
         first = tangent.index[tuple(slice(0, 1) if d - 1 in axes else slice(None) for d in range(1 + len(
             tangent.aval.shape)))]
@@ -434,7 +434,7 @@ def _reduce(interp, eqn, values):
                      (tangent.rank,) + tuple(sizes[c] for c in var_letters + out_letters))
     value, index, entries = _fold_entries(value, index, tangent.rank, "@" + letters, var_letters, out_letters,
                                           aval.shape, sizes)
-    return _merged(Tangent(aval, value, index, entries))
+    return merge_entries(Tangent(aval, value, index, entries))
 
 
 def _reduce_broadcast(interp, eqn, lazy: Broadcast, in_aval, axes) -> Tangent:
@@ -444,7 +444,7 @@ def _reduce_broadcast(interp, eqn, lazy: Broadcast, in_aval, axes) -> Tangent:
     if any(a in lazy.dims for a in axes):
         stretched = lazy.inner.aval.shape != tuple(in_aval.shape[d] for d in lazy.dims)  # size-1 axes broadcast
         if lazy.factor is None or stretched or in_aval.ndim > 26:
-            return _reduce(interp, eqn, [_expand(lazy, in_aval, size)])
+            return _reduce(interp, eqn, [expand_broadcast(lazy, in_aval, size)])
         # sum over axes of the inner of factor * broadcast(inner): a contraction of the factor with the inner
         # (its entries on the inner's shape: never broadcast to the factor's shape first)
         names = "".join(chr(ord("a") + d) for d in range(in_aval.ndim))
@@ -456,7 +456,7 @@ def _reduce_broadcast(interp, eqn, lazy: Broadcast, in_aval, axes) -> Tangent:
     remaining = [d for d in range(in_aval.ndim) if d not in axes]
     dims = tuple(remaining.index(d) for d in lazy.dims)
     if dims == tuple(range(aval.ndim)) and lazy.inner.aval.shape == aval.shape:
-        return _times(lazy.inner, summed, ew.mul, size)
+        return scale_entries(lazy.inner, summed, ew.mul, size)
     return Tangent(aval, None, None, 0, [Broadcast(summed, lazy.inner, dims)])
 
 
@@ -493,7 +493,7 @@ def _einsum(interp, eqn, values):
         return Tangent(aval, value, index, tangent.rank)
     value, index, entries = _fold_entries(value, index, tangent.rank, index_letters.replace(free, "@"), var, so,
                                           aval.shape, sizes)
-    return _merged(Tangent(aval, value, index, entries))
+    return merge_entries(Tangent(aval, value, index, entries))
 
 
 def _einsum_lazies(interp, eqn, values, position) -> Tangent:

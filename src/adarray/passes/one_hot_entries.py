@@ -26,7 +26,7 @@ MASKED_ENTRIES = 4
 MAX_LAYERS = 4
 
 # The seed index of a padding entry (value 0: the zeros a pad, a zero operand of a concatenation or a short
-# stack of entries add). It matches no seed; an entry row that is padding everywhere is dropped (_merged).
+# stack of entries add). It matches no seed; an entry row that is padding everywhere is dropped (merge_entries).
 PADDING = -1
 
 class Tangent:
@@ -61,7 +61,7 @@ class Broadcast:
         self.factor, self.inner, self.dims = factor, inner, tuple(dims)
 
 
-def _known(index) -> bool:
+def index_is_known(index) -> bool:
     return isinstance(index, np.ndarray)
 
 
@@ -72,7 +72,7 @@ def zero(aval, size):
     return Tangent(aval, None, None, 0)
 
 
-def _expand(lazy: Broadcast, aval, size: int) -> Tangent:
+def expand_broadcast(lazy: Broadcast, aval, size: int) -> Tangent:
     """A Broadcast as entries: the inner entries broadcast, times the factor."""
     inner = flat(lazy.inner, size)
     if inner.value is None:
@@ -80,11 +80,11 @@ def _expand(lazy: Broadcast, aval, size: int) -> Tangent:
     shape, dims = (inner.rank,) + aval.shape, (0,) + tuple(d + 1 for d in lazy.dims)
     value = broadcast_in_dim(inner.value, shape, dims)
     if lazy.factor is not None:
-        value = ew.mul(value, _lead(lazy.factor, inner.rank))
+        value = ew.mul(value, with_entry_axis(lazy.factor, inner.rank))
     if inner.dense:
         return Tangent(aval, value, None, size)
     index = inner.index
-    if _known(index):
+    if index_is_known(index):
         view = [inner.rank] + [1] * aval.ndim
         for axis, d in enumerate(lazy.dims):
             view[d + 1] = index.shape[axis + 1]
@@ -99,7 +99,8 @@ def flat(tangent: Tangent, size: int) -> Tangent:
     if not tangent.lazies:
         return tangent
     entries = Tangent(tangent.aval, tangent.value, tangent.index, tangent.rank)
-    return add_all([entries] + [_expand(lazy, tangent.aval, size) for lazy in tangent.lazies], tangent.aval, size)
+    expanded = [expand_broadcast(lazy, tangent.aval, size) for lazy in tangent.lazies]
+    return add_all([entries] + expanded, tangent.aval, size)
 
 
 def materialize(tangent: Tangent, size: int):
@@ -112,16 +113,16 @@ def materialize(tangent: Tangent, size: int):
     if tangent.dense:
         return tangent.value
     index = tangent.index
-    if _known(index):
+    if index_is_known(index):
         index = np.where(index == PADDING, 0, index)  # padding entries hold 0: added anywhere, they add nothing
-    if _known(index) and tangent.rank == size and np.array_equal(
+    if index_is_known(index) and tangent.rank == size and np.array_equal(
             index, np.broadcast_to(np.arange(size).reshape((size,) + (1,) * aval.ndim), index.shape)):
         return tangent.value
     if tangent.rank <= MASKED_ENTRIES:
         return _masked(tangent, size)
     # Trailing axes along which a constant P does not change are sliced whole: one index per row of them.
     lead = aval.ndim
-    while lead > 0 and _known(index) and aval.shape[lead - 1] > 0 and np.all(
+    while lead > 0 and index_is_known(index) and aval.shape[lead - 1] > 0 and np.all(
             index == index.take([0], axis=lead)):
         lead -= 1
     if lead < aval.ndim:
@@ -132,8 +133,8 @@ def materialize(tangent: Tangent, size: int):
     zeros = np.broadcast_to(np.zeros((), aval.dtype), (size,) + aval.shape)
     spec = (("array",),) * (1 + lead) + tuple(("slice", 0, n, 1) for n in aval.shape[lead:])
     # Distinct seed indices in every element's entries: plain assignment (much faster than a scatter-add).
-    distinct = _known(index) and (tangent.rank == 1 or not np.any(np.diff(np.sort(index, axis=0), axis=0) == 0))
-    if _known(index) and not distinct:
+    distinct = index_is_known(index) and (tangent.rank == 1 or not np.any(np.diff(np.sort(index, axis=0), axis=0) == 0))
+    if index_is_known(index) and not distinct:
         layers = _layers(index)
         if len(layers) <= MAX_LAYERS:
             return _layered(tangent.value, index, layers, zeros, spec, lead)
@@ -195,20 +196,20 @@ def densify(tangent: Tangent, size: int) -> Tangent:
     return Tangent(tangent.aval, materialize(entries, size), None, size, tangent.lazies)
 
 
-def _bounded(tangent: Tangent, size: int) -> Tangent:
+def bounded(tangent: Tangent, size: int) -> Tangent:
     """Materialised when it has more entries per element than there are seeds (after merging duplicates)."""
     if not tangent.dense and tangent.rank > size:
-        tangent = _merged(tangent)
+        tangent = merge_entries(tangent)
     return densify(tangent, size) if not tangent.dense and tangent.rank > size else tangent
 
 
 def _same_index(a, b) -> bool:
     if a is b:
         return True
-    return _known(a) and _known(b) and a.shape == b.shape and np.array_equal(a, b)
+    return index_is_known(a) and index_is_known(b) and a.shape == b.shape and np.array_equal(a, b)
 
 
-def _pad_rows(value, rank: int, target: int):
+def pad_rows(value, rank: int, target: int):
     """V (rank, ...) with zero entries appended up to `target` rows."""
     if rank == target:
         return value
@@ -234,7 +235,7 @@ def add(a: Tangent, b: Tangent, size: int) -> Tangent:
         return Tangent(a.aval, ew.add(densify(a, size).value, densify(b, size).value), None, size, lazies)
     if _same_index(a.index, b.index):
         return Tangent(a.aval, ew.add(a.value, b.value), a.index, a.rank, lazies)
-    if _known(a.index) and _known(b.index):
+    if index_is_known(a.index) and index_is_known(b.index):
         return _merged_blocks(a.aval, [(a.value, a.index), (b.value, b.index)], lazies)
     return Tangent(a.aval, _stack([a.value, b.value]), _stack([a.index, b.index]), a.rank + b.rank, lazies)
 
@@ -244,7 +245,7 @@ def add_all(tangents, aval, size: int) -> Tangent:
     at once (adding them two by two would copy the growing stack once per part)."""
     tangents = [t for t in tangents if not t.is_zero]
     lazies = _merge_lazies(tuple(lazy for t in tangents for lazy in t.lazies), aval)
-    known = [t for t in tangents if t.value is not None and not t.dense and _known(t.index)]
+    known = [t for t in tangents if t.value is not None and not t.dense and index_is_known(t.index)]
     total = zero(aval, size)
     if len(known) > 1:
         total = _merged_blocks(aval, [(t.value, t.index) for t in known], ())
@@ -258,9 +259,9 @@ def add_all(tangents, aval, size: int) -> Tangent:
     return Tangent(aval, total.value, total.index, total.rank, lazies)
 
 
-def _merged(tangent: Tangent) -> Tangent:
+def merge_entries(tangent: Tangent) -> Tangent:
     """The entries with one row per distinct seed-index row (_merged_blocks)."""
-    if tangent.value is None or tangent.dense or not _known(tangent.index):
+    if tangent.value is None or tangent.dense or not index_is_known(tangent.index):
         return tangent
     return _merged_blocks(tangent.aval, [(tangent.value, tangent.index)], tangent.lazies)
 
@@ -348,20 +349,20 @@ def _merge_lazies(lazies, aval):
     return tuple(merged)
 
 
-def _map(tangent: Tangent, aval, fn) -> Tangent:
+def map_entries(tangent: Tangent, aval, fn) -> Tangent:
     """fn applied to V (elementwise maps of the tangent; lazies expanded)."""
     if tangent.value is None:
         return Tangent(aval, None, None, 0)
     return Tangent(aval, fn(tangent.value), tangent.index, tangent.rank)
 
 
-def _times(tangent: Tangent, factor, binder, size: int, first: bool = True) -> Tangent:
+def scale_entries(tangent: Tangent, factor, binder, size: int, first: bool = True) -> Tangent:
     """binder(tangent, factor) (or binder(factor, tangent)) for a primal factor of the tangent's shape:
     the entries and the lazies' factors scaled."""
     def scale(value, spread):
         return binder(value, spread) if first else binder(spread, value)
 
-    value = None if tangent.value is None else scale(tangent.value, _lead(factor, tangent.rank))
+    value = None if tangent.value is None else scale(tangent.value, with_entry_axis(factor, tangent.rank))
     lazies = []
     for lazy in tangent.lazies:
         current = lazy.factor if lazy.factor is not None else np.broadcast_to(
@@ -370,6 +371,6 @@ def _times(tangent: Tangent, factor, binder, size: int, first: bool = True) -> T
     return Tangent(tangent.aval, value, tangent.index, tangent.rank, lazies)
 
 
-def _lead(value, rank: int):
+def with_entry_axis(value, rank: int):
     """A primal value given the leading entry axis."""
     return broadcast_batch(value, rank)

@@ -28,7 +28,7 @@ from ..primitives.indexing import gather
 from ..primitives.rules import aval_of_value
 from ..primitives.structural import concatenate, transpose
 from ..tracing import trace_program
-from .one_hot_entries import PADDING, Tangent, _known, _merged, densify, flat, zero
+from .one_hot_entries import PADDING, Tangent, densify, flat, index_is_known, merge_entries, zero
 from .simplify import simplify
 from .zero_tangents import with_zero_tangents
 
@@ -49,14 +49,14 @@ def fold_rule(interp, eqn, values):
     if any(isinstance(v, Tangent) for v in xs):
         return None  # the seeds of a scanned input change every step
     consts = [flat(v, size) if isinstance(v, Tangent) else v for v in consts]
-    if any(isinstance(v, Tangent) and not v.is_zero and not v.dense and not _known(v.index) for v in consts):
+    if any(isinstance(v, Tangent) and not v.is_zero and not v.dense and not index_is_known(v.index) for v in consts):
         return None
     # The carry's tangent slots: tangents coming in, and zero literals the body makes tangents.
     layouts = {}
     for k, value in enumerate(carry):
         if isinstance(value, Tangent):
             value = flat(value, size)
-            if not value.is_zero and not value.dense and not _known(value.index):
+            if not value.is_zero and not value.dense and not index_is_known(value.index):
                 return None
             carry[k] = value
             layouts[k] = _layout_of(value)
@@ -81,14 +81,14 @@ def _layout_of(tangent: Tangent):
 
 def _union(layout, tangent: Tangent, size: int):
     """The smallest layout holding both `layout` and the tangent's entries (None: traced seeds)."""
-    other = _layout_of(_merged(tangent))
+    other = _layout_of(merge_entries(tangent))
     if isinstance(other, str) and other == "zero":
         return layout
     if isinstance(layout, str) and layout == "zero":
         return other
     if isinstance(layout, str) or isinstance(other, str):
         return "dense"
-    if not _known(other):
+    if not index_is_known(other):
         return None
     seen = {np.ascontiguousarray(row).tobytes() for row in layout}
     extra = [row for row in other if np.ascontiguousarray(row).tobytes() not in seen]
@@ -99,7 +99,7 @@ def _union(layout, tangent: Tangent, size: int):
 
 def _align(tangent: Tangent, layout, size: int):
     """The tangent's entries V in `layout` (zero rows where it has none), or None if it does not fit."""
-    tangent = _merged(flat(tangent, size))
+    tangent = merge_entries(flat(tangent, size))
     aval = tangent.aval
     if isinstance(layout, str) and layout == "zero":
         return None if not tangent.is_zero else ()
@@ -110,7 +110,7 @@ def _align(tangent: Tangent, layout, size: int):
     rows = len(layout)
     if tangent.is_zero:
         return np.zeros((rows,) + aval.shape, aval.dtype)
-    if tangent.dense or not _known(tangent.index):
+    if tangent.dense or not index_is_known(tangent.index):
         return None
     where = {np.ascontiguousarray(row).tobytes(): r for r, row in enumerate(layout)}
     picks = np.full(rows, tangent.rank, np.int64)  # the appended zero row by default
@@ -220,7 +220,7 @@ def _trace_body(interp, body, consts, carry, xs, layouts, num_carry, discover=Fa
         for out in outs[num_carry:]:
             if isinstance(out, Tangent):
                 out = flat(out, size)
-                if not out.is_zero and not out.dense and not _known(out.index):
+                if not out.is_zero and not out.dense and not index_is_known(out.index):
                     raise _Widen(None)
                 ys_layouts.append(_layout_of(out))
                 if not out.is_zero:

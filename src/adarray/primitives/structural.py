@@ -88,18 +88,18 @@ def slice_indices(starts, stops, steps):
     return tuple(slice(a, b, c) for a, b, c in zip(starts, stops, steps))
 
 
-def _slice_shape(shape, starts, stops, steps):
+def slice_shape(shape, starts, stops, steps):
     return tuple(len(range(*s.indices(n))) for s, n in zip(slice_indices(starts, stops, steps), shape))
 
 
 def _slice_abstract_eval(x, *, starts, stops, steps):
     if not len(starts) == len(stops) == len(steps) == x.ndim:
         raise ShapeError(f"slice: needs one start/stop/step per axis of {x}")
-    return x.update(shape=_slice_shape(x.shape, starts, stops, steps))
+    return x.update(shape=slice_shape(x.shape, starts, stops, steps))
 
 
 def _unslice_abstract_eval(x, *, shape, starts, stops, steps):
-    if _slice_shape(shape, starts, stops, steps) != x.shape:
+    if slice_shape(shape, starts, stops, steps) != x.shape:
         raise ShapeError(f"unslice: {x} does not fill the window of shape {tuple(shape)}")
     return x.update(shape=shape)
 
