@@ -260,8 +260,7 @@ LATE_IMPORTS = {
     ("compiled.py", "import jax"): "JAX, an optional dependency",
     ("testing/coverage.py", "from ..backends import jax as jax_backend"): "JAX, optional: its lowering column",
     ("compiled.py", "from jax.sharding import NamedSharding, PartitionSpec"): "JAX, an optional dependency",
-    ("cli.py", "from tqdm import tqdm"): "tqdm, an optional dependency, for progress bars only",
-    ("optim/least_squares.py", "from tqdm import tqdm"): "tqdm, an optional dependency, for progress bars only",
+    ("progress.py", "from tqdm import tqdm"): "tqdm, an optional dependency, for progress bars only",
 }
 
 
