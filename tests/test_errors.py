@@ -177,7 +177,6 @@ def test_an_unknown_kernel_backend_is_an_adarray_error():
     from adarray.kernels import kernel_backend, set_kernel_backend
 
     before = kernel_backend()
-    with pytest.raises(ad.Error, match="set_kernel_backend: the kernel backend must be one of auto, numpy, numba, "
-                                      "got 'cuda'"):
+    with pytest.raises(ad.Error, match="the kernel backend must be one of 'auto', 'numpy', 'numba', got 'cuda'"):
         set_kernel_backend("cuda")
     assert kernel_backend() == before

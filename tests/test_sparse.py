@@ -153,5 +153,5 @@ def test_bad_input():
         sp.dot(A, A.T)
     with pytest.raises(ad.ArgumentError, match="the pattern is static"):
         ad.grad(lambda i: anp.sum(sp.CSR(A.data, i, A.indptr, A.shape) @ np.ones(3)))(A.indices.astype(float))
-    with pytest.raises(ad.ArgumentError, match="the method must be one of"):
+    with pytest.raises(ad.ArgumentError, match="the sparse method must be one of"):
         sp.set_method("dense")

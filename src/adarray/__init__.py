@@ -23,6 +23,7 @@ from .batching import vmap
 from .compiled import data_parallel, lower
 from .control import checkpoint, cond, custom_jvp, custom_vjp, fold, fori_loop, switch, while_loop
 from .control.fixed_point import fixed_point
+from .core.config import config
 from .core.errors import (
     ArgumentError,
     BackendError,
@@ -69,7 +70,7 @@ __all__ = [
     "tree_util",
     "fixed_point",
     "jacobian_sparsity", "jet", "sparse_jacobian", "taylor",
-    "set_backend", "BackendError",
+    "config", "set_backend", "BackendError",
     "data_parallel", "lower",
     "ReversibilityError", "reversible", "sparse",
 ]

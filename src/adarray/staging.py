@@ -20,7 +20,6 @@ from __future__ import annotations
 import copy
 import inspect
 import operator
-import os
 import weakref
 from collections import OrderedDict
 
@@ -28,6 +27,7 @@ import numpy as np
 
 from .backends import compiler
 from .backends.numpy import compile_program
+from .core.config import BACKENDS, config
 from .core.errors import ArgumentError, Error
 from .core.fingerprint import fingerprint
 from .core.ir import Eqn, Literal, Program, Var
@@ -47,30 +47,21 @@ _NO_KEYWORDS = flatten({})[1]
 MAX_PATHS = 64
 
 
-# The backend every staged call runs on unless it names one (`jit(f, backend=...)`): "auto" is the tiered
-# default (tiering.py: the interpreter first, Numba once a program is hot), "numpy" the interpreter only,
-# "numba" compiled at the first call.
-BACKENDS = ("auto", "numpy", "numba")
-_backend = os.environ.get("ADARRAY_BACKEND") or "auto"
-
-
 def set_backend(name: str) -> str:
     """Run every staged program (jit, grad, vjp, jvp, vmap, jacfwd, ...) on backend `name` from now on:
     'auto' (the default: the NumPy interpreter first, compiled by Numba once a program is hot, when Numba is
-    installed), 'numpy' (the reference interpreter only) or 'numba' (compiled fused loops at the first call;
-    needs numba). Returns the previous backend. `$ADARRAY_BACKEND` sets the initial choice. XLA is not a
-    backend of every staged call: name it per function, `ad.jit(f, backend="jax")`.
+    installed; tiering.py), 'numpy' (the reference interpreter only) or 'numba' (compiled fused loops at the
+    first call; needs numba). Returns the previous backend. `$ADARRAY_BACKEND` sets the initial choice
+    (core/config.py). XLA is not a backend of every staged call: name it per function, `ad.jit(f, backend="jax")`.
 
     >>> previous = set_backend("numba")  # doctest: +SKIP
     """
-    global _backend
     program_compiler(name)  # an unknown or uninstalled backend fails here, not at the next call
-    previous, _backend = _backend, name
-    return previous
+    return config.update("backend", name)
 
 
 def get_backend() -> str:
-    return _backend
+    return config.backend
 
 
 def program_compiler(name: str):
@@ -113,7 +104,7 @@ class _Staged:
     def run(self, args, backend=None):
         if any(isinstance(a, Tracer) for a in args):
             return eval_program(self.program, args)  # inside another trace: inline
-        backend = backend or _backend
+        backend = backend or config.backend
         run = self._compiled.get(backend)
         if run is None:
             run = self._compiled[backend] = program_compiler(backend)(self.program, self.name)

@@ -8,30 +8,23 @@ too: mixed mode pays off up to a larger arity when kernels compile (primitive.MA
 from __future__ import annotations
 
 import importlib.util
-import os
 import sys
 
-from ..core.errors import ArgumentError
+from ..core.config import config
 
 NUMBA_MIN_SIZE = 1 << 14  # smaller calls are not worth a compiled loop (and tests stay fast)
-MODES = ("auto", "numpy", "numba")
-_mode = os.environ.get("ADARRAY_KERNEL_BACKEND", "auto")
 
 
 def set_kernel_backend(mode: str) -> str:
-    """Choose how kernels run: 'auto', 'numpy' or 'numba'. Returns the previous mode.
+    """Choose how kernels run: 'auto', 'numpy' or 'numba' (an ArgumentError otherwise). Returns the previous mode.
 
     >>> previous = set_kernel_backend("numpy")  # doctest: +SKIP
     """
-    global _mode
-    if mode not in MODES:
-        raise ArgumentError(f"set_kernel_backend: the kernel backend must be one of {', '.join(MODES)}, got {mode!r}")
-    previous, _mode = _mode, mode
-    return previous
+    return config.update("kernel_backend", mode)
 
 
 def kernel_backend() -> str:
-    return _mode
+    return config.kernel_backend
 
 
 def numba_available() -> bool:
@@ -46,4 +39,4 @@ def numba_available() -> bool:
 
 def numba_enabled() -> bool:
     """Will large kernel calls run compiled by Numba?"""
-    return _mode != "numpy" and numba_available()
+    return config.kernel_backend != "numpy" and numba_available()

@@ -9,21 +9,16 @@ interpreted) or "numba" (always compiled; an error without Numba).
 """
 from __future__ import annotations
 
-import os
+from ..core.config import config
 
-MODES = ("auto", "numpy", "numba")
 NUMBA_AFTER_SECONDS = 0.25
-_mode = os.environ.get("ADARRAY_REVERSIBLE_BACKEND", "auto")
 
 
 def set_reversible_backend(mode: str) -> str:
-    """Choose how reversible programs run: 'auto', 'numpy' or 'numba'. Returns the previous mode."""
-    global _mode
-    if mode not in MODES:
-        raise ValueError(f"the reversible backend must be one of {MODES}, got {mode!r}")
-    previous, _mode = _mode, mode
-    return previous
+    """Choose how reversible programs run: 'auto', 'numpy' or 'numba' (an ArgumentError otherwise). Returns the
+    previous mode."""
+    return config.update("reversible_backend", mode)
 
 
 def reversible_backend() -> str:
-    return _mode
+    return config.reversible_backend

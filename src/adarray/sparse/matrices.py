@@ -16,28 +16,24 @@ import numpy as np
 import scipy.sparse
 
 from .. import numpy as anp
+from ..core.config import SETTINGS, config
 from ..core.errors import ArgumentError, ShapeError
 from ..core.pytree import register_node
 from ..parallel import segment_sum
 from ..tracing import Tracer
 from . import kernels
 
-METHODS = ("index", "reversible")
-_method = "index"
+METHODS = next(s.choices for s in SETTINGS if s.name == "sparse_method")
 
 
 def set_method(method: str) -> str:
     """How sparse operations compute: 'index' (gathers and segment_sum) or 'reversible' (reversible kernels,
     gradients by reverse computing). Returns the previous method."""
-    global _method
-    if method not in METHODS:
-        raise ArgumentError(f"sparse: the method must be one of {METHODS}, got {method!r}")
-    previous, _method = _method, method
-    return previous
+    return config.update("sparse_method", method)
 
 
 def get_method() -> str:
-    return _method
+    return config.sparse_method
 
 
 class Pattern:
@@ -278,7 +274,7 @@ def matmul(a: _Sparse, b):
         raise ShapeError(f"sparse @: a {a.shape[0]} x {a.shape[1]} matrix times an operand of shape {tuple(b.shape)}")
     dtype = np.result_type(a.dtype, b.dtype, np.float32)
     rows, cols = a.pattern.rows_and_columns()
-    if _method == "reversible":
+    if config.sparse_method == "reversible":
         indptr = a.pattern.arrays[1] if a.pattern.kind == "csr" else None
         return kernels.matvec(rows, cols, indptr, anp.asarray(a.data, dtype), anp.asarray(b, dtype), a.shape[0], dtype)
     gathered = anp.take(b, cols, axis=0)
@@ -342,7 +338,7 @@ def dot(a: _Sparse, b):
             _MATCHES[key] = _matching(a.pattern, b.pattern)
         ia, ib = _MATCHES[key]
         dtype = np.result_type(a.dtype, b.dtype)
-        if _method == "reversible":
+        if config.sparse_method == "reversible":
             return kernels.dot_pairs(a.data, b.data, ia, ib, dtype)
         return anp.sum(anp.take(a.data, ia, axis=0) * anp.take(b.data, ib, axis=0))
     b = _dense(b, "dot")
