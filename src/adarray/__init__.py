@@ -55,7 +55,7 @@ from .parallel import (
     segment_sum,
 )
 from .sparse_jacobians import jacobian_sparsity, sparse_jacobian
-from .staging import set_backend
+from .staging import clear_caches, set_backend
 from .taylor_mode import jet, taylor
 
 __version__ = "0.1.0"
@@ -70,7 +70,7 @@ __all__ = [
     "tree_util",
     "fixed_point",
     "jacobian_sparsity", "jet", "sparse_jacobian", "taylor",
-    "config", "set_backend", "BackendError",
+    "clear_caches", "config", "set_backend", "BackendError",
     "data_parallel", "lower",
     "ReversibilityError", "reversible", "sparse",
 ]

@@ -503,6 +503,14 @@ def _stage_this_call(fn, kind, call, build, guarded):
     return staged.with_closure(closure)
 
 
+def clear_caches() -> None:
+    """Forget every staged program (jit's and the transformations'), as jax.clear_caches: the next calls trace,
+    transform and compile again (after changing a setting that transformations read, such as the kernels'
+    MAX_ARITY, or to free memory)."""
+    _PROGRAMS.clear()
+    _CACHES.clear()
+
+
 def _hoist_constants(program: Program) -> tuple[Program, list]:
     """Large non-uniform constants of `program` (data the function closes over) as extra inputs, with
     their values: the cached program then serves every call whatever those values are, and the

@@ -35,14 +35,17 @@ def instantiate(value, aval: Aval | None = None):
 
 
 def add_tangents(a, b):
-    """Sum of two tangents or cotangents, skipping symbolic zeros (masked cotangents of one mask stay
-    masked)."""
+    """Sum of two tangents or cotangents, skipping symbolic zeros. Two masked cotangents stay masked: by
+    the same mask, or by the union of theirs (a value used in both branches of a select is zero by
+    structure where neither branch is taken)."""
     if is_zero(a):
         return b
     if is_zero(b):
         return a
-    if isinstance(a, Masked) and isinstance(b, Masked) and a.keep is b.keep:
-        return Masked(a.keep, add(a.value, b.value))
+    if isinstance(a, Masked) and isinstance(b, Masked):
+        if a.keep is b.keep:
+            return Masked(a.keep, add(a.value, b.value))
+        return Masked(logical_or(a.keep, b.keep), add(a.materialize(), b.materialize()))
     return add(instantiate(a), instantiate(b))
 
 
