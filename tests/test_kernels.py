@@ -9,7 +9,7 @@ import pytest
 import adarray as ad
 import adarray.numpy as anp
 from adarray.backends.numpy import kernels as numpy_kernels
-from adarray.kernels import execution, kernel, partials_program, tangent_program
+from adarray.kernels import kernel, partials_program, tangent_program
 from adarray.kernels import primitive as kernel_primitive
 from adarray.passes import simplify
 from adarray.testing import numerical_jvp
@@ -302,9 +302,9 @@ def test_each_branch_runs_only_on_its_own_elements(monkeypatch):
         return original(program, args)
 
     monkeypatch.setattr(numpy_kernels, "interpret", spy)
-    monkeypatch.setattr(execution, "_mode", "numpy")
-    x = np.linspace(0.0, 1.0, 1000)
-    out = costly_branch(x)
+    with ad.config.override(kernel_backend="numpy"):
+        x = np.linspace(0.0, 1.0, 1000)
+        out = costly_branch(x)
     taken = int(np.sum(x > 0.9))
     assert np.allclose(out[x > 0.9], [sum(np.sin(v * k) for k in range(50)) for v in x[x > 0.9]])
     assert len(seen) == 50 and set(seen) == {taken}  # the loop ran on the 10% only
@@ -319,6 +319,6 @@ def test_a_while_loop_runs_each_element_its_own_number_of_steps(monkeypatch):
         return original(args, **params)
 
     monkeypatch.setattr(numpy_kernels, "_while", spy)
-    monkeypatch.setattr(execution, "_mode", "numpy")
-    root, steps = newton_root(np.array([1.0, 4.0, 1e6]))
+    with ad.config.override(kernel_backend="numpy"):
+        root, steps = newton_root(np.array([1.0, 4.0, 1e6]))
     assert np.allclose(root, [1.0, 2.0, 1e3]) and steps.tolist()[0] < steps.tolist()[2] and sizes == [3]
