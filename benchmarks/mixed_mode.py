@@ -14,8 +14,8 @@ hmlstm  The HM-LSTM cell-state update of Revels et al. (arXiv 1810.08297) on n x
         Losses: sum(c_new**2) (the cotangent is a full array: the forward sweep stores k partials) and
         sum(c_new) (the cotangent is known before the forward sweep: the partials are never stored).
 arity   The kernel prod_j tanh(x_j if x_j > 0.5 else -x_j), k = 1..16 inputs, mixed mode against the
-        fallback, reverse mode over the kernel's operations (forced through MAX_ARITY), per kernel backend;
-        the crossover k is compared with adarray.kernels.MAX_ARITY. Form "branch" writes the choice as an
+        fallback, reverse mode over the kernel's operations (forced through the arity limit), per kernel backend;
+        the crossover k is compared with the setting kernel_arity_<backend>. Form "branch" writes the choice as an
         if statement (a masked `cond`), form "select" as a conditional expression (a `select`).
 branch  A kernel whose rare branch (10% of the elements) is ~100x more expensive than the common one,
         against the `where` formulation that evaluates both branches everywhere (expected: ~10x).
@@ -53,7 +53,6 @@ import numpy as np
 import adarray as ad
 import adarray.numpy as anp
 from adarray.kernels import kernel, kernel_backend, set_kernel_backend
-from adarray.kernels import primitive as kernel_primitive
 
 SECTIONS = ("hmlstm", "arity", "branch")
 PEERS = ("jax", "torch")
@@ -175,15 +174,15 @@ def on_backend(mode: str, fn):
 
 @contextlib.contextmanager
 def arity_limit(limit: int):
-    """Every backend's MAX_ARITY set to `limit` while a gradient is traced: 0 forces reverse mode over the
+    """Every backend's arity limit set to `limit` while a gradient is traced: 0 forces reverse mode over the
     kernel's operations, a large value forces mixed mode (the guard is evaluated at trace time)."""
-    saved = dict(kernel_primitive.MAX_ARITY)
-    kernel_primitive.MAX_ARITY.update(dict.fromkeys(saved, limit))
-    try:
+    with ad.config.override(kernel_arity_numpy=limit, kernel_arity_numba=limit):
         yield
-    finally:
-        kernel_primitive.MAX_ARITY.clear()
-        kernel_primitive.MAX_ARITY.update(saved)
+
+
+def arity_limits() -> dict:
+    """The arity limit of each kernel backend (the settings kernel_arity_numpy and kernel_arity_numba)."""
+    return {"numpy": ad.config.kernel_arity_numpy, "numba": ad.config.kernel_arity_numba}
 
 
 def peak_memory(call) -> float:
@@ -471,10 +470,10 @@ def run_arity(args, backends, peers, failures) -> Table:
                     table.add([backend, form, k, ms(mixed.best), ms(reverse.best), f"{ratios[k]:.2f}",
                                verdict(mixed)])
                 summary.append((backend, form, crossover(ratios)))
-    limit = dict(kernel_primitive.MAX_ARITY)
+    limit = arity_limits()
     for backend, form, k in summary:
         table.note(f"- {backend}, {form}: {crossover_verdict(k, args.max_arity, limit[backend])} "
-                   f"(MAX_ARITY['{backend}'] = {limit[backend]})")
+                   f"(kernel_arity_{backend} = {limit[backend]})")
     return table
 
 
@@ -584,7 +583,7 @@ def main(argv=None) -> int:
              for module in [load_peer(name, args.threads)] if module is not None}
     print(f"# mixed-mode kernels vs reverse mode: {os.cpu_count()} cores (shared with other work), "
           f"kernel backends {', '.join(backends)}, peers {', '.join(peers) or 'none'}, {args.threads} thread(s), "
-          f"{args.repeats} timed repeats, MAX_ARITY {dict(kernel_primitive.MAX_ARITY)}")
+          f"{args.repeats} timed repeats, arity limits {arity_limits()}")
     for name in args.backends:
         if name not in backends:
             print(f"- kernel backend {name}: numba is not installed, skipped")

@@ -8,7 +8,6 @@ from benchmarks import mixed_mode
 import adarray.numpy as anp
 from adarray.cli import main as cli_main
 from adarray.kernels import execution, kernel, kernel_backend
-from adarray.kernels import primitive as kernel_primitive
 
 # adarray only and the NumPy interpreter: no JAX, PyTorch or Numba compilation, so a run takes seconds.
 # NumPy programs only: compiling the Numba backend's variants (f, g) takes 15 s on a cold cache; they are tested
@@ -17,7 +16,7 @@ QUICK = ["--quick", "--tools", "adarray", "--backends", "numpy", "--backend", "n
 
 
 def test_a_quick_run_prints_every_table_and_writes_markdown_and_csv(tmp_path, capsys):
-    before = (kernel_backend(), dict(kernel_primitive.MAX_ARITY))
+    before = (kernel_backend(), mixed_mode.arity_limits())
     code = mixed_mode.main(QUICK + ["--out", str(tmp_path)])
     out = capsys.readouterr().out
     assert code == 0, out
@@ -28,11 +27,11 @@ def test_a_quick_run_prints_every_table_and_writes_markdown_and_csv(tmp_path, ca
         assert row in out
     assert "| backend | form | k | mixed ms | reverse ms |" in out
     assert "| numpy | branch | 2 |" in out and "| numpy | select | 1 |" in out
-    assert "- numpy, branch: " in out and "MAX_ARITY['numpy']" in out
+    assert "- numpy, branch: " in out and "kernel_arity_numpy =" in out
     assert "| variant | how | first call ms |" in out and "(b) adarray mixed, NumPy interpreter" in out
     assert "does not see XLA's or PyTorch's" in out
     assert "WRONG" not in out and "all gradients agree" in out
-    assert (kernel_backend(), dict(kernel_primitive.MAX_ARITY)) == before  # the run restores both
+    assert (kernel_backend(), mixed_mode.arity_limits()) == before  # the run restores both
     assert (tmp_path / "mixed_mode.md").read_text().startswith("# Mixed-mode benchmark")
     for name in ("hmlstm", "arity", "branch"):
         assert (tmp_path / f"mixed_mode_{name}.csv").read_text().count("\n") > 2

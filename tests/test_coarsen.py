@@ -19,7 +19,6 @@ import adarray.numpy as anp
 from adarray.backends.numpy import compile_program
 from adarray.core.ir import Literal
 from adarray.kernels import coarsen_program
-from adarray.kernels import primitive as kernel_primitive
 from adarray.testing import (
     check_jvp,
     check_passes,
@@ -450,9 +449,12 @@ def test_second_and_third_order_derivatives_of_a_coarsened_scalar_function():
                        np.random.default_rng(8))
 
 
-def test_a_chain_with_more_inputs_than_max_arity_falls_back_to_reverse_mode_with_the_same_gradient(monkeypatch):
-    monkeypatch.setitem(kernel_primitive.MAX_ARITY, "numpy", 2)
-    monkeypatch.setitem(kernel_primitive.MAX_ARITY, "numba", 2)
+def test_a_chain_with_more_inputs_than_max_arity_falls_back_to_reverse_mode_with_the_same_gradient():
+    with ad.config.override(kernel_arity_numpy=2, kernel_arity_numba=2):
+        _check_wide_chain()
+
+
+def _check_wide_chain():
 
     def wide(a, b, c, d):
         return anp.sum(anp.tanh(a * b + anp.sin(c)) * anp.where(d > 0, d, a))

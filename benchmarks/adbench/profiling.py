@@ -3,8 +3,8 @@
 `PrimitiveProfiler` replaces every implementation in `adarray.backends.numpy.IMPLS` (primitive -> NumPy
 function) by a timing wrapper while it is active, and puts the originals back on exit. Compiled programs capture
 the implementation functions when they are compiled, so only programs compiled while a profiler is active are
-measured: profile freshly created functions (new `ad.jit`/`ad.grad` wrappers of new function objects) and make
-their first call inside a `with` block. Such programs keep their wrappers: later calls are measured by whichever
+measured: entering a profiler forgets every staged program (`ad.clear_caches`), so whatever runs in the `with`
+block is staged, and measured, there. Such programs keep their wrappers: later calls are measured by whichever
 profiler is active then, and run through a cheap pass-through otherwise.
 
 Times are *self* times: a primitive that runs nested programs (fold, while, cond, the general scan and reduce)
@@ -13,8 +13,8 @@ implementations. A control-flow primitive's self time is therefore the interpret
 body (the Python loop over iterations and over the body's equations), not arithmetic.
 
     with PrimitiveProfiler() as profile:
-        fresh = ad.grad(functools.partial(loss))   # a new function object: traced and compiled in here
-        fresh(x)
+        ad.grad(loss)(x)
+
     print(profile.table())
 """
 from __future__ import annotations
@@ -22,6 +22,7 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 
+import adarray as ad
 from adarray.backends.numpy import IMPLS
 
 _active: list = []  # the profilers recording now, innermost last
@@ -72,6 +73,7 @@ class PrimitiveProfiler:
             if not hasattr(fn, "__wrapped__"):
                 IMPLS[primitive] = _wrap(primitive.name, fn)
         _active.append(self)
+        ad.clear_caches()
         self._started = time.perf_counter()
         return self
 

@@ -487,7 +487,7 @@ def _stage_this_call(fn, kind, call, build, guarded):
     program, constants = _hoist_constants(program)
     closure = list(closure) + constants
     try:
-        key = (kind, call.in_tree, out_tree, fingerprint(program))
+        key = (kind, call.in_tree, out_tree, config.key(), fingerprint(program))
         staged = _PROGRAMS.get(key)
     except TypeError:
         raise ArgumentError(f"the pytree structure of the arguments of '{name_of(fn)}' is not hashable (the aux "
@@ -505,8 +505,7 @@ def _stage_this_call(fn, kind, call, build, guarded):
 
 def clear_caches() -> None:
     """Forget every staged program (jit's and the transformations'), as jax.clear_caches: the next calls trace,
-    transform and compile again (after changing a setting that transformations read, such as the kernels'
-    MAX_ARITY, or to free memory)."""
+    transform and compile again (to free memory; a changed setting needs none: settings are part of the key)."""
     _PROGRAMS.clear()
     _CACHES.clear()
 

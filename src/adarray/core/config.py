@@ -15,6 +15,8 @@ them read here and nowhere else.
 | kernel_backend | ADARRAY_KERNEL_BACKEND | auto (default), numpy, numba: scalar kernels (`set_kernel_backend`) |
 | reversible_backend | ADARRAY_REVERSIBLE_BACKEND | auto (default), numpy, numba: reversible programs |
 | sparse_method | ADARRAY_SPARSE_METHOD | index (default), reversible: sparse matrix operations |
+| kernel_arity_numpy | ADARRAY_KERNEL_ARITY_NUMPY | 12 (default): most partials per element in mixed mode |
+| kernel_arity_numba | ADARRAY_KERNEL_ARITY_NUMBA | 32 (default): the same, kernels compiled by Numba |
 | numba_keep_memory | ADARRAY_NUMBA_KEEP_MEMORY | 0 (default), 1: keep freed memory in the process (glibc) |
 | numba_parallel | ADARRAY_NUMBA_PARALLEL | 1 (default), 0: threads for large loops of compiled programs |
 | cache_dir | ADARRAY_CACHE_DIR | the disk cache of compiled programs (default ~/.cache/adarray/kernels) |
@@ -39,6 +41,7 @@ class Setting:
     default: object
     choices: tuple | None = None  # the values allowed, or None for any (a path)
     flag: bool = False  # a boolean read from "0" / "1"
+    count: bool = False  # an integer >= 0
     label: str = ""  # what errors call it
 
     def parse(self, text: str):
@@ -46,12 +49,19 @@ class Setting:
             if text not in ("0", "1"):
                 raise ArgumentError(f"${self.variable} must be 0 or 1, got {text!r}")
             return text == "1"
+        if self.count:
+            if not text.isdigit():
+                raise ArgumentError(f"${self.variable} must be a whole number, got {text!r}")
+            return int(text)
         return self.check(text)
 
     def check(self, value):
         if self.flag:
             if not isinstance(value, bool):
                 raise ArgumentError(f"the setting {self.name!r} is True or False, got {value!r}")
+        elif self.count:
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ArgumentError(f"the setting {self.name!r} is a whole number >= 0, got {value!r}")
         elif self.choices is not None and value not in self.choices:
             raise ArgumentError(f"{self.label or self.name} must be one of {', '.join(map(repr, self.choices))}, "
                                 f"got {value!r}")
@@ -64,6 +74,12 @@ SETTINGS = (
     Setting("kernel_backend", "ADARRAY_KERNEL_BACKEND", "auto", BACKENDS, label="the kernel backend"),
     Setting("reversible_backend", "ADARRAY_REVERSIBLE_BACKEND", "auto", BACKENDS, label="the reversible backend"),
     Setting("sparse_method", "ADARRAY_SPARSE_METHOD", "index", ("index", "reversible"), label="the sparse method"),
+    # Above this many partials per element, reverse mode over a kernel's operations beats mixed mode.
+    # Measured by `adarray bench mixed --section arity` (2^18 elements, prod_j tanh(x_j > 0.5 ? x_j : -x_j)):
+    # interpreted, mixed mode's O(k^2) array passes lose from k = 13-15 on; compiled, it still won by 1.6-3x
+    # at k = 32.
+    Setting("kernel_arity_numpy", "ADARRAY_KERNEL_ARITY_NUMPY", 12, count=True),
+    Setting("kernel_arity_numba", "ADARRAY_KERNEL_ARITY_NUMBA", 32, count=True),
     Setting("numba_keep_memory", "ADARRAY_NUMBA_KEEP_MEMORY", False, flag=True),
     Setting("numba_parallel", "ADARRAY_NUMBA_PARALLEL", True, flag=True),
     Setting("cache_dir", "ADARRAY_CACHE_DIR", os.path.join(os.path.expanduser("~"), ".cache", "adarray", "kernels")),
@@ -107,6 +123,10 @@ class Config:
         finally:
             for name, value in previous.items():
                 self.update(name, value)
+
+    def key(self) -> tuple:
+        """Every setting's value, hashable: part of the key of a cached program, so a changed setting is obeyed."""
+        return tuple(self._values.values())
 
     def __repr__(self) -> str:
         return "Config(" + ", ".join(f"{name}={value!r}" for name, value in self._values.items()) + ")"

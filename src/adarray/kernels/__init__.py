@@ -18,12 +18,12 @@ from .coarsen import coarsen, coarsen_program
 from .derivative import cotangent_program, partials_program, tangent_program
 from .execution import kernel_backend, set_kernel_backend
 from .kernel import Kernel, kernel
-from .primitive import MAX_ARITY, kernel_p, max_arity
+from .primitive import kernel_p, max_arity
 from .samples import attach_sampler as _attach_sampler
 
 _attach_sampler(kernel_p)
 
 __all__ = [
-    "MAX_ARITY", "Kernel", "coarsen", "coarsen_program", "cotangent_program", "kernel", "kernel_backend",
+    "Kernel", "coarsen", "coarsen_program", "cotangent_program", "kernel", "kernel_backend",
     "kernel_p", "max_arity", "partials_program", "set_kernel_backend", "tangent_program",
 ]

@@ -3,7 +3,7 @@
 `ADARRAY_KERNEL_BACKEND` (or `set_kernel_backend`) = "auto" (the default: calls of NUMBA_MIN_SIZE
 elements or more compile with Numba when it is installed), "numpy" (always the masked NumPy
 interpreter) or "numba" (always compiled; an error without Numba). The derivative rules read it
-too: mixed mode pays off up to a larger arity when kernels compile (primitive.MAX_ARITY).
+too: mixed mode pays off up to a larger arity when kernels compile (settings kernel_arity_numpy and kernel_arity_numba).
 """
 from __future__ import annotations
 

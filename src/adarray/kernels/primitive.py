@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.config import config
 from ..core.errors import ShapeError
 from ..core.ir import Eqn, Literal, Program, Var
 from ..core.primitive import Primitive, Zero, is_zero
@@ -39,15 +40,10 @@ from ..transforms.vmap import vmap_program
 from . import execution
 from .derivative import cotangent_program, float_flags, partials_program, scale, tangent_program
 
-# Above this many partials per element, reverse mode over the kernel's operations is faster than
-# mixed mode. Arity crossover measured by `adarray bench mixed --section arity` (2^18 elements,
-# prod_j tanh(x_j > 0.5 ? x_j : -x_j)): with the NumPy interpreter mixed mode's O(k^2) array passes
-# lose from k = 13-15 on; compiled by Numba mixed mode still won by 1.6-3x at k = 32.
-MAX_ARITY = {"numpy": 12, "numba": 32}
-
 
 def max_arity() -> int:
-    return MAX_ARITY["numba" if execution.numba_enabled() else "numpy"]
+    """Above this many partials per element, reverse mode (settings kernel_arity_numpy / kernel_arity_numba)."""
+    return config.kernel_arity_numba if execution.numba_enabled() else config.kernel_arity_numpy
 
 
 def broadcast_shape(name, avals) -> tuple[int, ...]:

@@ -56,7 +56,7 @@ from ._core import asvalue, broadcast_shapes, cast, dtype, normalize_axis, resul
 from ._linalg import matmul
 from ._math import abs, not_equal, power, sign, sqrt, where
 from ._reductions import max, min, prod, sum
-from ._shape import broadcast_to, moveaxis, reshape, stack
+from ._shape import broadcast_to, moveaxis, reshape, squeeze, stack
 
 __all__ = [
     "LinAlgError", "cholesky", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv", "lstsq", "matrix_norm",
@@ -446,12 +446,15 @@ def _vector_norm(x, ord, axis, keepdims):  # noqa: A002 - NumPy's name
     if ord == 1:
         return sum(abs(x), axis=axis, keepdims=keepdims)
     p = float(ord)
-    total = sum(power(abs(x), p), axis=axis, keepdims=keepdims)
+    magnitude = abs(x)
     if p < 0:
-        return power(total, 1.0 / p)
-    # As for ord 2: 0 at 0 with the subgradient 0 (the power's derivative there is infinite or NaN).
-    at_zero = total == 0
-    return where(at_zero, 0.0, power(where(at_zero, 1.0, total), 1.0 / p))
+        return power(sum(power(magnitude, p), axis=axis, keepdims=keepdims), 1.0 / p)
+    # As for ord 2: 0 at 0 with the subgradient 0. The powers' derivatives at 0 are infinite (p < 1) or their
+    # sum's root's is: a slice of zeros is summed as ones instead, so only structural zeros reach them.
+    all_zero = sum(magnitude, axis=axis, keepdims=True) == 0
+    total = sum(power(where(all_zero, 1.0, magnitude), p), axis=axis, keepdims=keepdims)
+    all_zero = all_zero if keepdims else squeeze(all_zero, axis=axis)
+    return where(all_zero, 0.0, power(total, 1.0 / p))
 
 
 def _singular_values_over(x, row_axis, col_axis):
