@@ -7,10 +7,8 @@ too: mixed mode pays off up to a larger arity when kernels compile (settings ker
 """
 from __future__ import annotations
 
-import importlib.util
-import sys
-
 from ..core.config import config
+from ..core.engines import numba_available
 
 NUMBA_MIN_SIZE = 1 << 14  # smaller calls are not worth a compiled loop (and tests stay fast)
 
@@ -25,16 +23,6 @@ def set_kernel_backend(mode: str) -> str:
 
 def kernel_backend() -> str:
     return config.kernel_backend
-
-
-def numba_available() -> bool:
-    """Is Numba importable (without importing it)?"""
-    if "numba" in sys.modules:
-        return sys.modules["numba"] is not None
-    try:
-        return importlib.util.find_spec("numba") is not None
-    except (ImportError, ValueError):
-        return False
 
 
 def numba_enabled() -> bool:

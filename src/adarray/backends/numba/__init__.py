@@ -14,8 +14,8 @@ backend, is `kernels.py`).
 Optional: this package imports without numba; `compile_program` then raises a BackendError that
 says how to install it.
 """
+from ...core.engines import numba_available
 from ...core.primitive import REGISTRY
-from ...kernels.execution import numba_available
 from . import arithmetic, arrays, contraction, control, elementwise, parallel, reductions, sorting  # noqa: F401
 from .table import LOWERINGS, lowerable
 

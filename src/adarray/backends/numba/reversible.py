@@ -11,10 +11,9 @@ interpreter for good, unless the backend is 'numba' (set_reversible_backend), wh
 """
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 
+from ...core.engines import numba_available
 from ...core.errors import ExecutionError
 from . import cache
 
@@ -136,19 +135,9 @@ def _is_numba_error(error) -> bool:
     return type(error).__module__.startswith("numba")
 
 
-def available() -> bool:
-    """Is Numba importable (without importing it)?"""
-    if "numba" in sys.modules:
-        return sys.modules["numba"] is not None
-    try:
-        return importlib.util.find_spec("numba") is not None
-    except (ImportError, ValueError):
-        return False
-
-
 def compiled(compiled_program, required: bool = False):
     """A callable running the program natively, or None without numba (an error if `required`)."""
-    if not available():
+    if not numba_available():
         if required:
             raise ExecutionError("reversible programs: the backend is 'numba' but numba is not installed "
                                  "(pip install adarray[numba])")
