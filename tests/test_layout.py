@@ -35,7 +35,8 @@ ALLOWED = {
     "backends": EXTENSIONS - {"numpy"},                        # every family's primitives, never the user API
     "testing": TRANSFORMS | {"backends", "numpy"},
     "tree_util": CORE,
-    "tiering": CORE | {"backends"},                             # the default tier: interpreter, then Numba
+    # the default tier (interpreter, then Numba), and the engine of the NumPy backend's kernel and reversible calls
+    "tiering": CORE | {"backends", "kernels", "reversible"},
     "staging": TRANSFORMS | {"backends", "tiering"},
     "api": TRANSFORMS | {"staging", "backends", "compiled"},
     "compiled": TRANSFORMS | {"staging", "backends"},           # jit/lower/data_parallel on compiled backends
@@ -126,6 +127,16 @@ def test_the_layers_have_no_cycle():
 
     cycles = [layer for layer in ALLOWED if ALLOWED[layer] is not None and reaches(layer, layer)]
     assert not cycles, f"layers that reach themselves: {cycles}"
+
+
+def test_the_reference_backend_imports_no_other_backend():
+    """backends/numpy runs without Numba and JAX: the choice of a faster engine is made above the backends
+    (tiering.py fills backends/numpy/registry.ACCELERATORS)."""
+    reference = SOURCE / "backends" / "numpy"
+    found = [f"{path.relative_to(SOURCE)}:{line} imports {target}" for path in sorted(reference.rglob("*.py"))
+             for target, line, _ in _imported_modules(path)
+             if target.split("/")[:2] in (["backends", "numba"], ["backends", "jax"])]
+    assert not found, "the NumPy backend imports another backend:\n" + "\n".join(found)
 
 
 def test_the_checker_sees_imports_inside_functions():
@@ -255,7 +266,6 @@ def test_the_circle_check_finds_a_circle():
 # its reason. The list is the ceiling: a new one is added here with its reason, or moved to the top.
 LATE_IMPORTS = {
     ("backends/__init__.py", "from . import numba"): "the Numba engine, when the numba backend is asked for",
-    ("tiering.py", "from .backends.numba import cache"): "the Numba engine's cache, for programs compiled with it",
     ("compiled.py", "from .backends import jax as jax_backend"): "JAX, an optional dependency (backend='jax')",
     ("compiled.py", "import jax"): "JAX, an optional dependency",
     ("testing/coverage.py", "from ..backends import jax as jax_backend"): "JAX, optional: its lowering column",

@@ -12,18 +12,35 @@ code. Without Numba installed every program stays on the interpreter, and nothin
 
 A compiled program that would fail (a Numba typing error, which is a bug of ours) is recorded in
 `FAILURES` and its program stays on the interpreter: the caller never sees a tier's failure.
+
+The same choice, made per call, for the two sub-languages whose calls the NumPy backend runs: it asks
+`ACCELERATORS` (backends/numpy/registry.py), which this module fills, so that the reference backend
+imports no other engine.
+  * a kernel call compiles with Numba from NUMBA_MIN_SIZE elements on (kernel backend 'auto'), or always
+    ('numba': an error without Numba); 'numpy' interprets every call (`kernel_engine`);
+  * a reversible program compiles once one of its interpreted calls took NUMBA_AFTER_SECONDS ('auto'), or
+    at once ('numba'); 'numpy' interprets it (`reversible_engine`).
 """
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import os
 import queue
 import threading
 import time
 
 from .backends import compiler
+from .backends.numba import cache
+from .backends.numba import kernels as numba_kernels
+from .backends.numba import reversible as numba_reversible
+from .backends.numpy.registry import ACCELERATORS
+from .core.config import config
+from .core.engines import numba_available
 from .core.fingerprint import fingerprint
+from .kernels.execution import NUMBA_MIN_SIZE
+from .kernels.primitive import kernel_p
+from .reversible.execution import NUMBA_AFTER_SECONDS
+from .reversible.primitive import reversible_p
 
 # Hot: interpreted seconds so far >= HOT_FRACTION x the expected compile time, after MIN_CALLS calls.
 HOT_FRACTION = 0.1
@@ -36,23 +53,10 @@ COMPILE_SECONDS_PER_EQUATION = 0.02
 # (program name, repr of the error) of every background compilation that failed.
 FAILURES: list[tuple[str, str]] = []
 
-_available = None
-
-
-def numba_installed() -> bool:
-    global _available
-    if _available is None:
-        try:
-            _available = importlib.util.find_spec("numba") is not None
-        except (ImportError, ValueError):
-            _available = False
-    return _available
-
-
 def compile_tiered(program, name: str = "program"):
     """The callable of `program` for the default tier: see the module docstring."""
     interpreted = compiler("numpy")(program, name)
-    if not numba_installed() or not program.eqns:
+    if not numba_available() or not program.eqns:
         return interpreted
     return TieredProgram(program, name, interpreted)
 
@@ -166,7 +170,31 @@ def _work() -> None:
 def _marker_path(program) -> str:
     """The disk-cache file that says `program` was compiled before (named by a digest of its fingerprint,
     whose text is the same in every process; a program whose params print an address just never matches)."""
-    from .backends.numba import cache
-
     digest = hashlib.sha1(repr(fingerprint(program)).encode()).hexdigest()[:24]
     return os.path.join(cache.directory(), f"compiled_{cache.version()}_{digest}")
+
+
+# --- kernel calls and reversible programs on the NumPy backend ------------------------------------------------
+
+def kernel_engine(kernel, name: str, size: int):
+    """A compiled runner (args, shape) -> outputs for a kernel call of `size` elements, or None to interpret it."""
+    mode = config.kernel_backend
+    if mode == "numba" or (mode == "auto" and size >= NUMBA_MIN_SIZE):
+        return numba_kernels.compiled(kernel, name, required=mode == "numba")
+    return None
+
+
+def reversible_engine(compiled_program):
+    """The native runner of a reversible program table (backends/numpy/reversible.Compiled), or None to
+    interpret it; compiled once, then kept on the program."""
+    mode = config.reversible_backend
+    if mode == "numpy":
+        return None
+    if compiled_program.native is None and (
+            mode == "numba" or (mode == "auto" and compiled_program.seconds > NUMBA_AFTER_SECONDS)):
+        compiled_program.native = numba_reversible.compiled(compiled_program, required=mode == "numba")
+    return compiled_program.native
+
+
+ACCELERATORS[kernel_p] = kernel_engine
+ACCELERATORS[reversible_p] = reversible_engine

@@ -7,8 +7,10 @@ never `where` of both sides:
     (gathered, then scattered back), so an expensive branch taken by 10% of the elements costs 10%;
   * while: the loop keeps running on the elements whose condition holds, dropping the others as
     they finish, until every element is done (each element does its own number of iterations).
-With Numba installed, large calls run compiled fused loops instead (backends/numba/kernels.py), as
-`adarray.kernels.execution` chooses (auto: Numba from NUMBA_MIN_SIZE elements on, numpy or numba).
+A call may run on a faster engine instead, chosen above the backends: `ACCELERATORS[kernel_p]`
+(kernel, name, size) -> a runner (args, shape) -> outputs (None where it cannot run), or None. adarray.tiering
+installs it: with Numba installed, large calls run compiled fused loops (backends/numba/kernels.py), as the
+kernel backend says (auto: Numba from NUMBA_MIN_SIZE elements on, numpy or numba).
 """
 from __future__ import annotations
 
@@ -17,10 +19,8 @@ import numpy as np
 from ...control.cond import cond_p
 from ...control.while_loop import while_p
 from ...core.ir import Literal, dead_after
-from ...kernels import execution
 from ...kernels.primitive import kernel_p
-from ..numba import kernels as numba_kernels
-from .registry import IMPLS, implementation
+from .registry import ACCELERATORS, IMPLS, implementation
 
 
 def run_kernel(*args, kernel, name):
@@ -28,10 +28,8 @@ def run_kernel(*args, kernel, name):
     args = [np.asarray(a) for a in args]
     shape = np.broadcast_shapes(*[a.shape for a in args]) if args else ()
     size = int(np.prod(shape, dtype=np.int64))
-    compiled = None
-    mode = execution.kernel_backend()
-    if mode == "numba" or (mode == "auto" and size >= execution.NUMBA_MIN_SIZE):
-        compiled = numba_kernels.compiled(kernel, name, required=mode == "numba")
+    accelerate = ACCELERATORS.get(kernel_p)
+    compiled = None if accelerate is None else accelerate(kernel, name, size)
     with np.errstate(all="ignore"):
         outs = compiled(args, shape) if compiled is not None else None
         if outs is not None:

@@ -17,8 +17,8 @@ ReversibilityError from the k-th message, which names the function, the line, th
 `reversible_grad` runs the adjoint program (gradient by reverse computing: reversible/derivatives.py). The
 same source, decorated with numba.njit, is what backends/numba/reversible.py compiles: with Numba installed,
 programs whose interpreted calls are slow (or every program, with rv.set_reversible_backend("numba"), see
-reversible/execution.py) run as native loops. Arguments are copied before the first statement, so
-the caller's arrays are never written.
+reversible/execution.py) run as native loops, as adarray.tiering chooses (`Compiled.runner`). Arguments are
+copied before the first statement, so the caller's arrays are never written.
 """
 from __future__ import annotations
 
@@ -27,7 +27,6 @@ import time
 import numpy as np
 
 from ...core.errors import ExecutionError, ReversibilityError, ShapeError
-from ...reversible import execution
 from ...reversible.ir import (
     COMPLEX_PARTS,
     LOG_UNIT,
@@ -41,8 +40,7 @@ from ...reversible.ir import (
     rank_of,
 )
 from ...reversible.primitive import adjoint_of, reversible_grad_p, reversible_p
-from ..numba import reversible as numba_reversible
-from .registry import impl
+from .registry import ACCELERATORS, impl
 
 _UNARY = {"neg": "(-{0})", "not": "(not {0})", "exp": "np.exp({0})", "log": "np.log({0})", "log1p": "np.log1p({0})",
           "expm1": "np.expm1({0})", "sqrt": "np.sqrt({0})", "sin": "np.sin({0})", "cos": "np.cos({0})",
@@ -565,16 +563,10 @@ class Compiled:
         self.seconds = 0.0
 
     def runner(self):
-        mode = execution.reversible_backend()
-        if mode == "numpy":
-            return None
-        if self.native is not None:
-            return self.native
-        if mode == "numba" or (mode == "auto" and self.seconds > execution.NUMBA_AFTER_SECONDS):
-            self.native = numba_reversible.compiled(self, required=mode == "numba")
-            if self.native is not None:
-                return self.native
-        return None
+        """The native version to call instead of `entry`, or None: chosen above the backends by
+        `ACCELERATORS[reversible_p]` (this object -> a native runner or None), which adarray.tiering installs."""
+        accelerate = ACCELERATORS.get(reversible_p)
+        return None if accelerate is None else accelerate(self)
 
 
 _COMPILED: dict = {}
