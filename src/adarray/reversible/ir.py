@@ -39,13 +39,19 @@ from __future__ import annotations
 
 import math
 
+from ..primitives import elementwise as ew
+from ..primitives.operations import BY_REVERSIBLE_NAME, OPERATIONS
+
+# The operations of expressions: the rows of the one table of operations (primitives/operations.py) that
+# have a `reversible` name, grouped by how they are written and typed; and the parts of complex values.
 COMPLEX_PARTS = ("real", "imag", "conj", "angle")  # named as in NumPy and adarray.numpy (np.real, anp.conj, ...)
-UNARY_MATH = ("exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh",
-              "cosh", "tanh", "logistic", "abs", "sign", "floor", "ceil", "round") + COMPLEX_PARTS
-BINARY_MATH = ("maximum", "minimum", "arctan2", "logaddexp", "hypot")
-ARITHMETIC = ("add", "sub", "mul", "div", "pow", "mod", "floordiv")
-COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge")
-LOGICAL = ("and", "or", "not")
+SYMBOLS = {name: row.symbol for name, row in BY_REVERSIBLE_NAME.items() if row.symbol and row.arity == 2}
+LOGICAL = tuple(OPERATIONS[prim].reversible for prim in (ew.logical_and_p, ew.logical_or_p, ew.logical_not_p))
+ARITHMETIC = tuple(name for name in SYMBOLS if not BY_REVERSIBLE_NAME[name].boolean)
+COMPARISONS = tuple(name for name in SYMBOLS if BY_REVERSIBLE_NAME[name].boolean and name not in LOGICAL)
+_FUNCTIONS = {name: row for name, row in BY_REVERSIBLE_NAME.items() if not row.symbol and not row.boolean}
+UNARY_MATH = tuple(name for name, row in _FUNCTIONS.items() if row.arity == 1) + COMPLEX_PARTS
+BINARY_MATH = tuple(name for name, row in _FUNCTIONS.items() if row.arity == 2)
 LEAVES = ("index", "len", "shape")
 STATEMENTS = ("inc", "dec", "xor", "mul", "div", "lmul", "ldiv", "swap", "neg", "rot", "push", "pop", "call", "inst",
               "alloc", "free", "if", "for", "while")
@@ -66,8 +72,6 @@ def literal(value):
 def fixed_log(value) -> int:
     """The int a lognumber holding the constant `value` stores: log(value) in units of 2**-42, rounded to even."""
     return round(math.log(value) * 2.0 ** FRACTION_BITS)
-SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "pow": "**", "mod": "%", "floordiv": "//",
-           "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "and": "and", "or": "or"}
 UPDATE_SYMBOLS = {"inc": "+=", "dec": "-=", "xor": "^=", "mul": "*=", "div": "/=", "lmul": "*=", "ldiv": "/="}
 
 

@@ -23,7 +23,8 @@ import textwrap
 import numpy as np
 
 from ..core.errors import ReversibilityError
-from ..kernels.language import CONSTANTS, module_name, resolve_free
+from ..kernels.language import COMPARISON_SYMBOLS, CONSTANTS, OPERATOR_SYMBOLS, module_name, resolve_free
+from ..primitives.operations import BY_REVERSIBLE_NAME, BY_SYMBOL
 from .ir import (
     COMPLEX_PARTS,
     base_name,
@@ -41,21 +42,17 @@ from .ir import (
 from .markers import marker_name
 from .symbols import check_symbols
 
-# Python function name -> IR operator (and how many arguments it takes).
+# Python function name -> IR operator (and how many arguments it takes): the operations of the reversible
+# language (primitives/operations.py) by the names a kernel calls them (math's, NumPy's), and a few more.
 MATH_FUNCTIONS = {
-    **{n: (n, 1) for n in ("exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "arcsin", "arccos",
-                           "arctan", "sinh", "cosh", "tanh", "sign", "floor", "ceil")},
-    "asin": ("arcsin", 1), "acos": ("arccos", 1), "atan": ("arctan", 1), "sigmoid": ("logistic", 1),
-    "abs": ("abs", 1), "fabs": ("abs", 1), "absolute": ("abs", 1), "rint": ("round", 1), "square": ("square", 1),
-    "atan2": ("arctan2", 2), "arctan2": ("arctan2", 2), "maximum": ("maximum", 2), "minimum": ("minimum", 2),
-    "pow": ("pow", 2), "power": ("pow", 2), "logaddexp": ("logaddexp", 2), "hypot": ("hypot", 2),
-    "sum": ("sum", 1),
+    **{name: (row.reversible, row.arity) for row in BY_REVERSIBLE_NAME.values() for name in row.kernel_names},
+    "fabs": ("abs", 1), "rint": ("round", 1), "square": ("square", 1), "sum": ("sum", 1),
     **{n: (n, 1) for n in COMPLEX_PARTS}, "conjugate": ("conj", 1),
 }
 _MODULES = ("math", "numpy", "adarray.numpy", "builtins")
-_BINARY = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.Pow: "pow", ast.Mod: "mod",
-           ast.FloorDiv: "floordiv"}
-_COMPARE = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge"}
+# An operator's IR operation, by its symbol in the operations table.
+_BINARY = {node: BY_SYMBOL[symbol].reversible for node, symbol in OPERATOR_SYMBOLS.items()}
+_COMPARE = {node: BY_SYMBOL[symbol].reversible for node, symbol in COMPARISON_SYMBOLS.items()}
 _UPDATES = {ast.Add: "inc", ast.Sub: "dec", ast.BitXor: "xor", ast.Mult: "mul", ast.Div: "div"}
 STATEMENT_HELP = ("a statement is y += e, y -= e, y ^= e, y *= c, y /= c, rv.swap/rot/neg/push/pop, a call of a "
                   "@rv.reversible function or rv.instruction, t = rv.alloc(...), rv.free(t, v), with rv.compute(), "

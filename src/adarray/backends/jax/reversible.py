@@ -31,12 +31,15 @@ shapes). `lowered_natively(program)` tells which way a program goes.
 from __future__ import annotations
 
 import functools
+import operator
 
 import jax
 import jax.numpy as jnp
 from jax import lax
 
 from ...core.errors import ExecutionError, ReversibilityError, ShapeError
+from ...primitives import elementwise as ew
+from ...primitives.operations import BY_REVERSIBLE_NAME, OPERATIONS
 from ...reversible.ir import (
     COMPLEX_PARTS,
     LOG_UNIT,
@@ -68,19 +71,16 @@ from .reversible_statements import (
 
 UNROLL, UNROLL_STATEMENTS = 8, 64  # loops of at most 8 known iterations and 64 inlined statements: unrolled
 VALUE_SLOTS = 6  # the most values a check shows: range(a, b, s) became range(a', b', s')
-_UNARY = {"exp": jnp.exp, "log": jnp.log, "log1p": jnp.log1p, "expm1": jnp.expm1, "sqrt": jnp.sqrt, "sin": jnp.sin,
-          "cos": jnp.cos, "tan": jnp.tan, "arcsin": jnp.arcsin, "arccos": jnp.arccos, "arctan": jnp.arctan,
-          "sinh": jnp.sinh, "cosh": jnp.cosh, "tanh": jnp.tanh, "abs": jnp.abs, "sign": jnp.sign,
-          "floor": jnp.floor, "ceil": jnp.ceil, "round": jnp.rint, "sum": jnp.sum, "neg": jnp.negative,
-          "not": lambda x: jnp.logical_not(truth(x)), "logistic": lambda x: 1.0 / (1.0 + jnp.exp(-x)),
-          **{n: getattr(jnp, n) for n in COMPLEX_PARTS}}
-_BINARY = {"add": jnp.add, "sub": jnp.subtract, "mul": jnp.multiply, "div": jnp.true_divide, "mod": jnp.mod,
-           "floordiv": jnp.floor_divide, "eq": jnp.equal, "ne": jnp.not_equal, "lt": jnp.less, "le": jnp.less_equal,
-           "gt": jnp.greater, "ge": jnp.greater_equal, "maximum": jnp.maximum, "minimum": jnp.minimum,
-           "arctan2": jnp.arctan2, "logaddexp": jnp.logaddexp, "hypot": jnp.hypot}
-_STATIC = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
-           "floordiv": lambda a, b: a // b, "mod": lambda a, b: a % b, "maximum": max,
-           "minimum": min}  # on Python ints: loop bounds and shapes stay static
+# The operations of the reversible language (primitives/operations.py) by their jax.numpy function, but for the
+# NumPy interpreter's own choices (rint, a truth value for not, logistic written out); then sum and complex parts.
+_OVERRIDES = {ew.round_p: jnp.rint, ew.logical_not_p: lambda x: jnp.logical_not(truth(x)),
+              ew.logistic_p: lambda x: 1.0 / (1.0 + jnp.exp(-x))}
+_FUNCTIONS = {name: _OVERRIDES.get(row.prim) or getattr(jnp, row.numpy) for name, row in BY_REVERSIBLE_NAME.items()}
+_FUNCTIONS.update({"sum": jnp.sum, **{n: getattr(jnp, n) for n in COMPLEX_PARTS}})
+# On Python ints, so that loop bounds and shapes stay static: the operations that keep integers integers.
+_INTEGER_CLOSED = {ew.add_p: operator.add, ew.sub_p: operator.sub, ew.mul_p: operator.mul,
+                   ew.floor_divide_p: operator.floordiv, ew.rem_p: operator.mod, ew.maximum_p: max, ew.minimum_p: min}
+_STATIC = {OPERATIONS[prim].reversible: function for prim, function in _INTEGER_CLOSED.items()}
 _UPDATE = {"inc": jnp.add, "dec": jnp.subtract, "xor": jnp.bitwise_xor, "mul": jnp.multiply,
            "div": jnp.true_divide}
 class _Frame:
@@ -162,10 +162,8 @@ class _Tracer(MovingStatements):
             return jnp.where(truth(args[0]), args[1], args[2])
         if op == "safe_mul":  # x * y, exactly 0 where x == 0
             return jnp.where(jnp.asarray(args[0]) == 0, 0.0, jnp.multiply(args[0], args[1]))
-        if op in _UNARY:
-            return _UNARY[op](*args)
-        if op in _BINARY:
-            return _BINARY[op](*args)
+        if op in _FUNCTIONS:
+            return _FUNCTIONS[op](*args)
         raise ExecutionError(f"reversible programs: unknown operation {op!r}")
 
     def element(self, frame, expr, line):

@@ -27,6 +27,7 @@ import time
 import numpy as np
 
 from ...core.errors import ExecutionError, ReversibilityError, ShapeError
+from ...primitives.operations import BY_REVERSIBLE_NAME
 from ...reversible.ir import (
     COMPLEX_PARTS,
     LOG_UNIT,
@@ -42,17 +43,22 @@ from ...reversible.ir import (
 from ...reversible.primitive import adjoint_of, reversible_grad_p, reversible_p
 from .registry import ACCELERATORS, impl
 
-_UNARY = {"neg": "(-{0})", "not": "(not {0})", "exp": "np.exp({0})", "log": "np.log({0})", "log1p": "np.log1p({0})",
-          "expm1": "np.expm1({0})", "sqrt": "np.sqrt({0})", "sin": "np.sin({0})", "cos": "np.cos({0})",
-          "tan": "np.tan({0})", "arcsin": "np.arcsin({0})", "arccos": "np.arccos({0})", "arctan": "np.arctan({0})",
-          "sinh": "np.sinh({0})", "cosh": "np.cosh({0})", "tanh": "np.tanh({0})", "logistic": "_logistic({0})",
-          "abs": "np.abs({0})", "sign": "np.sign({0})", "floor": "np.floor({0})", "ceil": "np.ceil({0})",
-          "round": "np.rint({0})", "sum": "np.sum({0})", **{n: f"np.{n}({{0}})" for n in COMPLEX_PARTS}}
-_BINARY = {"add": "({0} + {1})", "sub": "({0} - {1})", "mul": "({0} * {1})", "div": "({0} / {1})",
-           "pow": "({0} ** {1})", "mod": "({0} % {1})", "floordiv": "({0} // {1})", "eq": "({0} == {1})",
-           "ne": "({0} != {1})", "lt": "({0} < {1})", "le": "({0} <= {1})", "gt": "({0} > {1})", "ge": "({0} >= {1})",
-           "maximum": "np.maximum({0}, {1})", "minimum": "np.minimum({0}, {1})", "arctan2": "np.arctan2({0}, {1})",
-           "logaddexp": "np.logaddexp({0}, {1})", "hypot": "np.hypot({0}, {1})"}
+
+def _operation_source(row) -> str:
+    """One operation of the reversible language as Python source over {0}, {1}: an operator infix (Python's `**`
+    and `%` on Python numbers too), else the element source of the operations table, else NumPy's function."""
+    if row.symbol and row.arity == 2:
+        return f"({{0}} {row.symbol} {{1}})"
+    if row.source is not None:
+        return row.source
+    return f"np.{row.numpy}({', '.join(f'{{{k}}}' for k in range(row.arity))})"
+
+
+# The operations of the reversible language (primitives/operations.py), then sum and the complex parts; logistic
+# calls the helper that this module and the Numba module's header define.
+_SOURCES = {name: _operation_source(row) for name, row in BY_REVERSIBLE_NAME.items()}
+_SOURCES.update({"logistic": "_logistic({0})", "sum": "np.sum({0})", **{n: f"np.{n}({{0}})" for n in COMPLEX_PARTS}})
+
 
 class CheckFailed(Exception):
     """Raised by generated code: args = (message index, values...)."""
@@ -117,10 +123,8 @@ def expr_source(expr, names, types, available=None) -> str:
     if op == "pow" and isinstance(operands[1], int) and not isinstance(operands[1], bool) and 1 <= operands[1] <= 3:
         # NumPy's general power is ~20x slower than products on arrays
         return [code[0], f"np.square({code[0]})", f"_cube({code[0]})"][operands[1] - 1]
-    if op in _UNARY:
-        return _UNARY[op].format(*code)
-    if op in _BINARY:
-        return _BINARY[op].format(*code)
+    if op in _SOURCES:
+        return _SOURCES[op].format(*code)
     raise ExecutionError(f"reversible programs: unknown operation {op!r}")
 
 
