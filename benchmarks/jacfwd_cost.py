@@ -18,7 +18,7 @@ import time
 import numpy as np
 
 import adarray as ad
-import adarray.jacobians as jacobians
+import adarray.api.jacobians as jacobians
 import adarray.numpy as anp
 
 from .adbench.tool_adarray import gmm_objective, lstm_objective

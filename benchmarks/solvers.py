@@ -18,8 +18,8 @@ jacobian   The Jacobian alone, on BA scenes at the full size of ADBench's files:
            and JAX jit(vmap(jacfwd)) and jit(vmap(jacrev)) of the per-observation residual (then the same CSR
            assembly). Minimum of `--repeats` warm calls; the first call separately. Check: every Jacobian equals
            adarray's to 1e-10 relative.
-colouring  Colours and time of each colouring order (adarray.colouring) on a BA pattern, a hand pattern, a 2-d
-           5-point stencil and random patterns, with the lower bound (the longest row).
+colouring  Colours and time of each colouring order (adarray.sparse_jacobians.colouring) on a BA pattern, a hand
+           pattern, a 2-d 5-point stencil and random patterns, with the lower bound (the longest row).
 plot       Cost per iteration of each solver on three showcases: results/solvers_cost.png (matplotlib).
 
     adarray bench solvers [--section solve,jacobian,colouring,plot] [--observations 300] [--instances ba1,ba5]
@@ -38,8 +38,9 @@ import scipy.optimize
 import scipy.sparse as sp
 
 import adarray as ad
-from adarray import colouring, optim
+from adarray import optim
 from adarray.optim.parameters import Parameters
+from adarray.sparse_jacobians import colouring
 from benchmarks import solver_problems as problems
 from benchmarks.adbench.data import BAData, data_root
 from benchmarks.adbench.layout import ba_sparse_jacobian

@@ -36,7 +36,7 @@ def builds(monkeypatch):
     program only when the traced one is new): `builds.count`."""
     from collections import OrderedDict
 
-    from adarray import staging
+    from adarray.api import staging
 
     monkeypatch.setattr(staging, "_PROGRAMS", OrderedDict())  # programs of earlier tests are not reused
     original = staging._build

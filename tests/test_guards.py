@@ -316,7 +316,7 @@ def test_a_guard_on_a_nan_value_is_reused_not_retraced():
 
 
 def test_paths_per_signature_are_bounded():
-    from adarray import staging
+    from adarray.api import staging
 
     def doublings(x):
         while x < 1.0:   # one path per number of doublings

@@ -34,7 +34,7 @@ def test_jit_on_jax_matches_the_numpy_backend_and_returns_jax_arrays():
 
 
 def test_arrays_and_tuples_of_arrays_skip_staging_after_the_first_call(monkeypatch):
-    from adarray import compiled
+    from adarray.api import xla as compiled
 
     def f(params, x):
         w, b = params

@@ -17,7 +17,7 @@ import adarray.reversible as rv  # noqa: E402
 import adarray.tree_util as tu  # noqa: E402
 from adarray.backends.jax import reversible as jax_reversible  # noqa: E402
 from adarray.core.errors import ExecutionError, ReversibilityError  # noqa: E402
-from adarray.sparse import kernels  # noqa: E402
+from adarray.sparse import reversible_loops as kernels  # noqa: E402
 from test_reversible_examples import unitary  # noqa: E402  (the Givens example of the interpreter's tests)
 from test_reversible_features import (  # noqa: E402  (the issue 22 statements, as the interpreter runs them)
     array_steps,

@@ -19,7 +19,6 @@ TRANSFORMS = RULES | {"passes", "transforms"}
 NESTED = TRANSFORMS | {"control"}                              # primitives whose rules transform programs
 ARRAY_API = RULES | {"numpy"}
 EXTENSIONS = NESTED | {"numpy", "parallel", "kernels", "reversible"}  # every primitive family
-API = {"api", "staging", "batching", "jacobians", "tree_util", "backends"}
 
 # layer -> the layers it may import (itself always allowed)
 ALLOWED = {
@@ -35,25 +34,19 @@ ALLOWED = {
     "backends": EXTENSIONS - {"numpy"},                        # every family's primitives, never the user API
     "testing": TRANSFORMS | {"backends", "numpy"},
     "tree_util": CORE,
-    # the default tier (interpreter, then Numba), and the engine of the NumPy backend's kernel and reversible calls
-    "tiering": CORE | {"backends", "kernels", "reversible"},
-    "staging": TRANSFORMS | {"backends", "tiering"},
-    "api": TRANSFORMS | {"staging", "backends", "compiled"},
-    "compiled": TRANSFORMS | {"staging", "backends"},           # jit/lower/data_parallel on compiled backends
-    "batching": TRANSFORMS | {"numpy", "staging", "api"},
-    "jacobians": TRANSFORMS | {"numpy", "staging", "api", "batching"},
+    # the user-facing transformations: staging, the engine tiers (which also choose the engine of the NumPy
+    # backend's kernel and reversible calls), grad/vjp/jvp/jit, vmap, jacobians, Taylor mode, jit on XLA
+    "api": TRANSFORMS | {"numpy", "backends", "kernels", "reversible"},
     "scipy": EXTENSIONS,
     "nn": ARRAY_API | {"scipy"},
     "extend": TRANSFORMS | {"backends", "testing"},
-    "taylor_mode": TRANSFORMS | {"staging", "backends"},
     # applications: the public API, transformations and primitive families (to register enclosures by
     # primitive object), never a backend
-    "bounds": EXTENSIONS | {"api", "staging", "tree_util"},
-    # least squares: graph colouring (no adarray import), sparse Jacobians, and the solvers on the public API
-    "colouring": set(),
-    "sparse_jacobians": TRANSFORMS | {"staging", "api", "colouring"},
+    "bounds": EXTENSIONS | {"api", "tree_util"},
+    # sparse Jacobians: a colouring of the pattern, one sweep per colour, on the public API
+    "sparse_jacobians": TRANSFORMS | {"api"},
     "progress": set(),                                          # progress bars and lines (tqdm when installed)
-    "optim": EXTENSIONS | {"api", "staging", "tree_util", "bounds", "jacobians", "sparse_jacobians", "progress"},
+    "optim": EXTENSIONS | {"api", "tree_util", "bounds", "sparse_jacobians", "progress"},
     "reversible": NESTED | {"numpy", "kernels"},                # the reversible language and its primitives
     "sparse": EXTENSIONS,                                       # an application: user API and primitives
     # the top: the package itself and the command line see everything
@@ -131,7 +124,7 @@ def test_the_layers_have_no_cycle():
 
 def test_the_reference_backend_imports_no_other_backend():
     """backends/numpy runs without Numba and JAX: the choice of a faster engine is made above the backends
-    (tiering.py fills backends/numpy/registry.ACCELERATORS)."""
+    (api/tiering.py fills backends/numpy/registry.ACCELERATORS)."""
     reference = SOURCE / "backends" / "numpy"
     found = [f"{path.relative_to(SOURCE)}:{line} imports {target}" for path in sorted(reference.rglob("*.py"))
              for target, line, _ in _imported_modules(path)
@@ -266,10 +259,10 @@ def test_the_circle_check_finds_a_circle():
 # its reason. The list is the ceiling: a new one is added here with its reason, or moved to the top.
 LATE_IMPORTS = {
     ("backends/__init__.py", "from . import numba"): "the Numba engine, when the numba backend is asked for",
-    ("compiled.py", "from .backends import jax as jax_backend"): "JAX, an optional dependency (backend='jax')",
-    ("compiled.py", "import jax"): "JAX, an optional dependency",
+    ("api/xla.py", "from ..backends import jax as jax_backend"): "JAX, an optional dependency (backend='jax')",
+    ("api/xla.py", "import jax"): "JAX, an optional dependency",
     ("testing/coverage.py", "from ..backends import jax as jax_backend"): "JAX, optional: its lowering column",
-    ("compiled.py", "from jax.sharding import NamedSharding, PartitionSpec"): "JAX, an optional dependency",
+    ("api/xla.py", "from jax.sharding import NamedSharding, PartitionSpec"): "JAX, an optional dependency",
     ("progress.py", "from tqdm import tqdm"): "tqdm, an optional dependency, for progress bars only",
 }
 

@@ -16,7 +16,7 @@ from benchmarks.adbench.tool_adarray import gmm_objective
 from benchmarks.jacfwd_cost import problems
 
 import adarray as ad
-import adarray.jacobians as jacobians
+import adarray.api.jacobians as jacobians
 import adarray.numpy as anp
 from adarray.core.types import is_float
 from adarray.testing.registry import primitive_program, registry_cases

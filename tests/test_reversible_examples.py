@@ -291,7 +291,7 @@ def test_sparse_dot_and_matvec():
     import scipy.sparse
 
     import adarray.sparse as sp
-    from adarray.sparse import kernels
+    from adarray.sparse import reversible_loops as kernels
 
     S = scipy.sparse.random(9, 7, density=0.3, format="csr", random_state=3)
     T = scipy.sparse.random(9, 7, density=0.4, format="csr", random_state=4)

@@ -10,7 +10,7 @@ from benchmarks.adbench.tool_adarray import ba_residuals, hand_complicated, hand
 
 import adarray as ad
 import adarray.numpy as anp
-from adarray import colouring
+from adarray.sparse_jacobians import colouring
 from test_adbench import ROOT, needs_data
 
 

@@ -1,4 +1,4 @@
-"""The default tier: the NumPy interpreter first, the Numba backend once a program is hot (tiering.py)."""
+"""The default tier: the NumPy interpreter first, the Numba backend once a program is hot (api/tiering.py)."""
 import os
 import subprocess
 import sys
@@ -9,7 +9,7 @@ import pytest
 
 import adarray as ad
 import adarray.numpy as anp
-from adarray import staging, tiering
+from adarray.api import staging, tiering
 
 pytest.importorskip("numba")
 
@@ -121,7 +121,7 @@ def test_a_compile_that_fails_leaves_the_program_on_the_interpreter(auto, monkey
 def test_a_second_process_starts_compiled(tmp_path):
     script = textwrap.dedent("""
         import numpy as np, adarray as ad, adarray.numpy as anp
-        from adarray import staging, tiering
+        from adarray.api import staging, tiering
         tiering.HOT_FRACTION, tiering.MIN_CALLS = 0.0, 1
         def f(x):
             return anp.sum(anp.sin(x) * anp.cos(x))

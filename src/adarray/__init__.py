@@ -17,10 +17,13 @@ from . import (
     tree_util,  # noqa: F401  (pytrees for users: ad.tree_util.tree_map, register_dataclass, ...)
 )
 from . import primitives as _primitives  # noqa: F401  (registers every primitive)
-from .api import grad, jit, jvp, make_ir, value_and_grad, vjp
+from .api.grad import grad, jit, jvp, make_ir, value_and_grad, vjp
+from .api.jacobians import hessian, hvp, jacfwd, jacrev, linearize
+from .api.staging import clear_caches, set_backend
+from .api.taylor import jet, taylor
+from .api.vmap import vmap
+from .api.xla import data_parallel, lower
 from .backends import numpy as _numpy_backend  # noqa: F401  (the default backend: implementations, eager calls)
-from .batching import vmap
-from .compiled import data_parallel, lower
 from .control import checkpoint, cond, custom_jvp, custom_vjp, fold, fori_loop, switch, while_loop
 from .control.fixed_point import fixed_point
 from .core.config import config
@@ -41,7 +44,6 @@ from .core.errors import (
 )
 from .core.ir import Program
 from .core.parser import parse_program
-from .jacobians import hessian, hvp, jacfwd, jacrev, linearize
 from .kernels import coarsen, kernel
 from .numpy import stop_gradient
 from .parallel import (
@@ -55,8 +57,6 @@ from .parallel import (
     segment_sum,
 )
 from .sparse_jacobians import jacobian_sparsity, sparse_jacobian
-from .staging import clear_caches, set_backend
-from .taylor_mode import jet, taylor
 
 __version__ = "0.1.0"
 

@@ -5,7 +5,7 @@ used). A backend imports the primitives it implements; nothing below the top-lev
 backend.
 
 `compiler(name)` is how the staging layer finds the `compile_program(program, name)` of the
-NumPy and Numba backends (the JAX backend has its own entry, `adarray.compiled`)."""
+NumPy and Numba backends (the JAX backend has its own entry, `adarray.api.xla`)."""
 from __future__ import annotations
 
 from ..core.errors import ArgumentError

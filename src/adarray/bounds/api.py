@@ -15,10 +15,10 @@ import functools
 
 import numpy as np
 
-from ..api import make_ir
+from ..api.grad import make_ir
+from ..api.staging import name_of
 from ..core.errors import ArgumentError, UnsupportedError
 from ..core.pytree import flatten
-from ..staging import name_of
 from .enclosure import Arithmetic, Enclosure
 from .interpreter import Context, enclose_program
 

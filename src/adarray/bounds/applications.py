@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..api.staging import name_of
 from ..core.errors import ArgumentError
-from ..staging import name_of
 from .api import check_box, check_degree, taylor_bounds
 from .interval import Intervals
 

@@ -1,4 +1,4 @@
-"""How kernel calls run: the mode that the engine choice reads (adarray.tiering), and whether Numba is there.
+"""How kernel calls run: the mode that the engine choice reads (adarray.api.tiering), and whether Numba is there.
 
 `ADARRAY_KERNEL_BACKEND` (or `set_kernel_backend`) = "auto" (the default: calls of NUMBA_MIN_SIZE
 elements or more compile with Numba when it is installed), "numpy" (always the masked NumPy

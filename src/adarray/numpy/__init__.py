@@ -44,6 +44,7 @@ from ._array import Array, at, wrap_functions
 from ._assembly import block, ndim, resize, shape, size
 from ._complex import angle, conj, conjugate, imag, iscomplex, iscomplexobj, isreal, isrealobj, real, real_if_close
 from ._constructors import copy, empty, empty_like, fromfunction, geomspace, identity, logspace
+from ._contractions import dot, einsum, inner, matmul, outer, tensordot, vdot
 from ._counting import bincount, histogram
 from ._creation import (
     arange,
@@ -73,7 +74,6 @@ from ._index_tricks import (
     unravel_index,
 )
 from ._indexing import getitem, take, take_along_axis
-from ._linalg import dot, einsum, inner, matmul, outer, tensordot, vdot
 from ._manipulation import (
     append,
     array_split,

@@ -10,9 +10,9 @@ from ..core.errors import ShapeError
 from ..primitives import indexing
 from ..primitives import sort as sorting
 from ..tracing import Tracer
+from ._contractions import matmul
 from ._core import asvalue, cast, dtype, float_dtype, normalize_axes, normalize_axis, result_dtype, shape
 from ._indexing import getitem
-from ._linalg import matmul
 from ._math import abs as abs_
 from ._math import add, divide, equal, greater, less, multiply, not_equal, remainder, subtract, where
 from ._reductions import sum as sum_

@@ -12,9 +12,9 @@ import numpy as np
 from ..core.errors import ArgumentError, ShapeError, UnsupportedError
 from ..primitives import elementwise as ew
 from ..tracing import Tracer
+from ._contractions import matmul
 from ._core import asvalue, cast, dtype, float_dtype, normalize_axes, normalize_axis, shape
 from ._indexing import take_along_axis
-from ._linalg import matmul
 from ._math import (
     add,
     ceil,

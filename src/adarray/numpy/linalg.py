@@ -52,8 +52,8 @@ from ..primitives import triangular as triangular_primitives
 from ..primitives.matrices import LinAlgError, diagonal
 from ..tracing import ARRAY_METHODS, Tracer
 from ._complex import conj, imag, real
+from ._contractions import matmul
 from ._core import asvalue, broadcast_shapes, cast, dtype, normalize_axis, result_dtype, shape
-from ._linalg import matmul
 from ._math import abs, not_equal, power, sign, sqrt, where
 from ._reductions import max, min, prod, sum
 from ._shape import broadcast_to, moveaxis, reshape, squeeze, stack

@@ -34,7 +34,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from scipy.sparse.csgraph import structural_rank
 
-from ..api import jit
+from ..api.grad import jit
 from ..core.errors import ArgumentError, Error
 from ..progress import Progress
 from ..sparse_jacobians import sparse_jacobian

@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..api import value_and_grad
+from ..api.grad import value_and_grad
+from ..api.staging import name_of
 from ..bounds import taylor_bounds
 from ..core.errors import ArgumentError
 from ..progress import Progress
-from ..staging import name_of
 from ..tree_util import tree_leaves, tree_map
 
 

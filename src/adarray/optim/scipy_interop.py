@@ -15,9 +15,9 @@ import numpy as np
 import scipy.optimize
 import scipy.sparse.linalg as spla
 
-from ..api import grad, jit, jvp, value_and_grad, vjp
+from ..api.grad import grad, jit, jvp, value_and_grad, vjp
+from ..api.jacobians import linearize
 from ..core.errors import ArgumentError
-from ..jacobians import linearize
 from ..sparse_jacobians import jacobian_sparsity, sparse_jacobian
 from ..tree_util import tree_flatten, tree_map, tree_unflatten
 from .parameters import Parameters

@@ -1,4 +1,4 @@
-"""How reversible programs run: the mode that the engine choice reads (adarray.tiering).
+"""How reversible programs run: the mode that the engine choice reads (adarray.api.tiering).
 
 `ADARRAY_REVERSIBLE_BACKEND` (or `rv.set_reversible_backend`) = "auto" (the default: interpreted Python over
 NumPy values, and a program is compiled by Numba, when installed, once one of its interpreted calls took

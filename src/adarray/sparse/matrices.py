@@ -4,7 +4,7 @@ A matrix is its stored values `data` (an array, or a traced value inside ad.grad
 index arrays and the shape: NumPy arrays, fixed when the matrix is built). Matrices are pytrees with `data` as
 the only leaf, so they pass through every transformation, and a gradient with respect to a matrix is a matrix
 of the same pattern. Operations are built either on gathers and `segment_sum` (method "index") or on
-reversible kernels (method "reversible", kernels.py); `set_method` chooses, "index" being the default (faster
+reversible loops (method "reversible", reversible_loops.py); `set_method` chooses, "index" being the default (faster
 with NumPy, see benchmarks/README.md).
 
     A = sp.CSR.from_scipy(scipy.sparse.random(100, 80, density=0.05, format="csr"))
@@ -21,7 +21,7 @@ from ..core.errors import ArgumentError, ShapeError
 from ..core.pytree import register_node
 from ..parallel import segment_sum
 from ..tracing import Tracer
-from . import kernels
+from . import reversible_loops
 
 METHODS = next(s.choices for s in SETTINGS if s.name == "sparse_method")
 
@@ -276,7 +276,8 @@ def matmul(a: _Sparse, b):
     rows, cols = a.pattern.rows_and_columns()
     if config.sparse_method == "reversible":
         indptr = a.pattern.arrays[1] if a.pattern.kind == "csr" else None
-        return kernels.matvec(rows, cols, indptr, anp.asarray(a.data, dtype), anp.asarray(b, dtype), a.shape[0], dtype)
+        return reversible_loops.matvec(rows, cols, indptr, anp.asarray(a.data, dtype), anp.asarray(b, dtype),
+                                       a.shape[0], dtype)
     gathered = anp.take(b, cols, axis=0)
     products = gathered * (a.data if len(b.shape) == 1 else a.data[:, None])
     return segment_sum(products, rows, a.shape[0]).astype(dtype)
@@ -339,7 +340,7 @@ def dot(a: _Sparse, b):
         ia, ib = _MATCHES[key]
         dtype = np.result_type(a.dtype, b.dtype)
         if config.sparse_method == "reversible":
-            return kernels.dot_pairs(a.data, b.data, ia, ib, dtype)
+            return reversible_loops.dot_pairs(a.data, b.data, ia, ib, dtype)
         return anp.sum(anp.take(a.data, ia, axis=0) * anp.take(b.data, ib, axis=0))
     b = _dense(b, "dot")
     if tuple(b.shape) != a.shape:

@@ -8,7 +8,7 @@ never `where` of both sides:
   * while: the loop keeps running on the elements whose condition holds, dropping the others as
     they finish, until every element is done (each element does its own number of iterations).
 A call may run on a faster engine instead, chosen above the backends: `ACCELERATORS[kernel_p]`
-(kernel, name, size) -> a runner (args, shape) -> outputs (None where it cannot run), or None. adarray.tiering
+(kernel, name, size) -> a runner (args, shape) -> outputs (None where it cannot run), or None. adarray.api.tiering
 installs it: with Numba installed, large calls run compiled fused loops (backends/numba/kernels.py), as the
 kernel backend says (auto: Numba from NUMBA_MIN_SIZE elements on, numpy or numba).
 """

@@ -16,7 +16,7 @@ from ...core.primitive import Primitive
 IMPLS: dict[Primitive, object] = {}
 
 # Faster engines for some calls of a primitive, keyed by the Primitive object: installed from above the
-# backends (adarray.tiering chooses Numba for large kernel calls and for hot reversible programs), so that
+# backends (adarray.api.tiering chooses Numba for large kernel calls and for hot reversible programs), so that
 # the reference imports no other backend and, without an entry, runs every call itself. What an entry takes
 # and returns is for the implementation that asks it to say (kernels.py, reversible.py).
 ACCELERATORS: dict[Primitive, object] = {}

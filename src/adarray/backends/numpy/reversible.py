@@ -17,7 +17,7 @@ ReversibilityError from the k-th message, which names the function, the line, th
 `reversible_grad` runs the adjoint program (gradient by reverse computing: reversible/derivatives.py). The
 same source, decorated with numba.njit, is what backends/numba/reversible.py compiles: with Numba installed,
 programs whose interpreted calls are slow (or every program, with rv.set_reversible_backend("numba"), see
-reversible/execution.py) run as native loops, as adarray.tiering chooses (`Compiled.runner`). Arguments are
+reversible/execution.py) run as native loops, as adarray.api.tiering chooses (`Compiled.runner`). Arguments are
 copied before the first statement, so the caller's arrays are never written.
 """
 from __future__ import annotations
@@ -568,7 +568,7 @@ class Compiled:
 
     def runner(self):
         """The native version to call instead of `entry`, or None: chosen above the backends by
-        `ACCELERATORS[reversible_p]` (this object -> a native runner or None), which adarray.tiering installs."""
+        `ACCELERATORS[reversible_p]` (this object -> a native runner or None), which adarray.api.tiering installs."""
         accelerate = ACCELERATORS.get(reversible_p)
         return None if accelerate is None else accelerate(self)
 

@@ -29,18 +29,18 @@ import queue
 import threading
 import time
 
-from .backends import compiler
-from .backends.numba import cache
-from .backends.numba import kernels as numba_kernels
-from .backends.numba import reversible as numba_reversible
-from .backends.numpy.registry import ACCELERATORS
-from .core.config import config
-from .core.engines import numba_available
-from .core.fingerprint import fingerprint
-from .kernels.execution import NUMBA_MIN_SIZE
-from .kernels.primitive import kernel_p
-from .reversible.execution import NUMBA_AFTER_SECONDS
-from .reversible.primitive import reversible_p
+from ..backends import compiler
+from ..backends.numba import cache
+from ..backends.numba import kernels as numba_kernels
+from ..backends.numba import reversible as numba_reversible
+from ..backends.numpy.registry import ACCELERATORS
+from ..core.config import config
+from ..core.engines import numba_available
+from ..core.fingerprint import fingerprint
+from ..kernels.execution import NUMBA_MIN_SIZE
+from ..kernels.primitive import kernel_p
+from ..reversible.execution import NUMBA_AFTER_SECONDS
+from ..reversible.primitive import reversible_p
 
 # Hot: interpreted seconds so far >= HOT_FRACTION x the expected compile time, after MIN_CALLS calls.
 HOT_FRACTION = 0.1

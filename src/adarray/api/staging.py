@@ -25,19 +25,19 @@ from collections import OrderedDict
 
 import numpy as np
 
-from .backends import compiler
-from .backends.numpy import compile_program
-from .core.config import BACKENDS, config
-from .core.errors import ArgumentError, Error
-from .core.fingerprint import fingerprint
-from .core.ir import Eqn, Literal, Program, Var
-from .core.pytree import TreeDef, flatten, leaf_paths, unflatten
-from .core.types import SHORT_NAMES, Aval
-from .passes import eliminate_dead_code, simplify
+from ..backends import compiler
+from ..backends.numpy import compile_program
+from ..core.config import BACKENDS, config
+from ..core.errors import ArgumentError, Error
+from ..core.fingerprint import fingerprint
+from ..core.ir import Eqn, Literal, Program, Var
+from ..core.pytree import TreeDef, flatten, leaf_paths, unflatten
+from ..core.types import SHORT_NAMES, Aval
+from ..passes import eliminate_dead_code, simplify
+from ..tracing import Tracer, eval_program, record_guard, trace_guarded
+from ..tracing.concrete import convert, same_result
+from ..tracing.tracer import CONSTANT_LIMIT
 from .tiering import compile_tiered
-from .tracing import Tracer, eval_program, record_guard, trace_guarded
-from .tracing.concrete import convert, same_result
-from .tracing.tracer import CONSTANT_LIMIT
 
 _CACHES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _NO_KEYWORDS = flatten({})[1]

@@ -12,7 +12,18 @@ import functools
 
 import numpy as np
 
-from .api import (
+from ..core.errors import NonDifferentiableError
+from ..core.ir import Program
+from ..core.pytree import unflatten
+from ..core.types import is_complex, is_float
+from ..numpy import moveaxis, reshape
+from ..passes.one_hot import identity_seed_program
+from ..primitives.rules import broadcast_batch
+from ..tracing import eval_program, trace_program
+from ..transforms.jvp import jvp_program
+from ..transforms.vjp import vjp_program
+from ..transforms.vmap import vmap_program
+from .grad import (
     _derivative_argnums,
     _name,
     _positional_wrt,
@@ -26,18 +37,7 @@ from .api import (
     jvp,
     outside,
 )
-from .core.errors import NonDifferentiableError
-from .core.ir import Program
-from .core.pytree import unflatten
-from .core.types import is_complex, is_float
-from .numpy import moveaxis, reshape
-from .passes.one_hot import identity_seed_program
-from .primitives.rules import broadcast_batch
 from .staging import _Staged, check_static_arguments, like_primals, stage
-from .tracing import eval_program, trace_program
-from .transforms.jvp import jvp_program
-from .transforms.vjp import vjp_program
-from .transforms.vmap import vmap_program
 
 
 def _basis(avals):

@@ -14,17 +14,17 @@ import functools
 
 import numpy as np
 
-from .core.errors import ArgumentError
-from .core.pytree import flatten, unflatten
+from ..core.errors import ArgumentError
+from ..core.pytree import flatten, unflatten
+from ..tracing import Tracer
 from .staging import _Staged, stage
-from .tracing import Tracer
 
 BACKENDS = ("jax",)
 
 
 def _jax_backend():
     try:
-        from .backends import jax as jax_backend
+        from ..backends import jax as jax_backend
     except ImportError as error:  # pragma: no cover - jax is an optional dependency
         raise ArgumentError("backend='jax' needs JAX: pip install 'adarray[jax]'") from error
     return jax_backend

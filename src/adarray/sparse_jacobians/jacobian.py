@@ -21,18 +21,18 @@ import hashlib
 import numpy as np
 import scipy.sparse as sp
 
+from ..api.grad import _derivative_argnums, _wrt, outside
+from ..api.staging import _Staged, name_of, stage
+from ..core.errors import ArgumentError, NonDifferentiableError, ShapeError
+from ..core.pytree import flatten, unflatten
+from ..core.types import is_float
+from ..primitives.rules import broadcast_batch
+from ..tracing import Tracer, eval_program, trace_program
+from ..transforms.jvp import jvp_program
+from ..transforms.sparsity import jacobian_pattern
+from ..transforms.vjp import vjp_program
+from ..transforms.vmap import vmap_program
 from . import colouring
-from .api import _derivative_argnums, _wrt, outside
-from .core.errors import ArgumentError, NonDifferentiableError, ShapeError
-from .core.pytree import flatten, unflatten
-from .core.types import is_float
-from .primitives.rules import broadcast_batch
-from .staging import _Staged, name_of, stage
-from .tracing import Tracer, eval_program, trace_program
-from .transforms.jvp import jvp_program
-from .transforms.sparsity import jacobian_pattern
-from .transforms.vjp import vjp_program
-from .transforms.vmap import vmap_program
 
 MODES = ("auto", "forward", "reverse")
 

@@ -18,12 +18,12 @@ import math
 
 import numpy as np
 
-from .core.errors import ArgumentError
-from .core.pytree import flatten, unflatten
-from .core.types import is_float
+from ..core.errors import ArgumentError
+from ..core.pytree import flatten, unflatten
+from ..core.types import is_float
+from ..tracing import Tracer
+from ..transforms.jet import jet_program
 from .staging import _Staged, like_primals, name_of, stage
-from .tracing import Tracer
-from .transforms.jet import jet_program
 
 
 def _scaled(value, factor: float):

@@ -9,13 +9,13 @@ import functools
 
 import numpy as np
 
-from .core.errors import ArgumentError
-from .core.pytree import TreeDef, flatten, unflatten
-from .numpy import broadcast_to, expand_dims, moveaxis
-from .numpy._core import shape
+from ..core.errors import ArgumentError
+from ..core.pytree import TreeDef, flatten, unflatten
+from ..numpy import broadcast_to, expand_dims, moveaxis
+from ..numpy._core import shape
+from ..tracing import Tracer
+from ..transforms.vmap import vmap_program
 from .staging import _Staged, name_of, split_keywords, stage
-from .tracing import Tracer
-from .transforms.vmap import vmap_program
 
 
 def flat_axes(axes, tree: TreeDef, what: str) -> list:

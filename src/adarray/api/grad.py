@@ -14,12 +14,15 @@ import functools
 
 import numpy as np
 
-from .compiled import jit_on
-from .core.errors import ArgumentError, NonDifferentiableError
-from .core.ir import Program
-from .core.pytree import flatten, unflatten
-from .core.types import is_complex, is_float
-from .passes import simplify
+from ..core.errors import ArgumentError, NonDifferentiableError
+from ..core.ir import Program
+from ..core.pytree import flatten, unflatten
+from ..core.types import is_complex, is_float
+from ..passes import simplify
+from ..tracing import Tracer
+from ..transforms.jvp import jvp_program
+from ..transforms.partial_eval import split_program
+from ..transforms.vjp import vjp_program
 from .staging import (
     _Staged,
     _static_parts,
@@ -31,10 +34,7 @@ from .staging import (
     program_compiler,
     stage,
 )
-from .tracing import Tracer
-from .transforms.jvp import jvp_program
-from .transforms.partial_eval import split_program
-from .transforms.vjp import vjp_program
+from .xla import jit_on
 
 _name, _is_single, _normalize_argnums = name_of, is_single, normalize_argnums
 
