@@ -72,10 +72,11 @@ class LazyProgram:
         return getattr(self.program, attribute)
 
     def ir_text(self, indent: int, full: bool) -> str:
-        """The printer's text: the program once traced, before a placeholder (printing traces nothing)."""
-        if self._program is None:
+        """The printer's text: the program once traced, before a placeholder (printing for a reader traces
+        nothing); the full text, which must parse back, traces it."""
+        if self._program is None and not full:
             return f"<{self.name}, traced when differentiated>"
-        return format_program(self._program, indent, full)
+        return format_program(self.program, indent, full)
 
     def __repr__(self) -> str:
         return f"LazyProgram({self.name!r}, traced={self._program is not None})"
