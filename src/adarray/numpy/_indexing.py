@@ -12,7 +12,7 @@ import numpy as np
 from ..core.errors import IndexOutOfRangeError, ShapeError, TracingError
 from ..primitives import indexing, structural
 from ..tracing import Tracer
-from ._core import asvalue, normalize_axis, shape
+from ._core import asvalue, holds_tracer, normalize_axis, shape
 from ._shape import reshape
 
 
@@ -27,10 +27,12 @@ def expand_index(x_shape, index):
                 "indexing with a traced boolean mask gives a result whose shape depends on the mask's "
                 f"values ({item.aval}); use anp.where(mask, x, 0) or anp.sum(anp.where(mask, x, 0)) instead"
             )
-        if isinstance(item, (list, np.ndarray)) and np.asarray(item).dtype == np.bool_:
-            expanded.extend(np.nonzero(np.asarray(item)))
-        elif isinstance(item, list):
-            expanded.append(np.asarray(item))
+        if isinstance(item, (list, tuple)):
+            # NumPy reads a list or tuple inside the index tuple as one array index (x[(0, 1), (3, 2)]
+            # picks two elements); an empty one is an empty integer index
+            item = _sequence_index(item)
+        if isinstance(item, np.ndarray) and item.dtype == np.bool_:
+            expanded.extend(np.nonzero(item))
         else:
             expanded.append(item)
     consumed = sum(1 for i in expanded if i is not None and i is not Ellipsis)
@@ -45,6 +47,14 @@ def expand_index(x_shape, index):
     else:
         expanded += [slice(None)] * (len(x_shape) - consumed)
     return expanded
+
+
+def _sequence_index(item):
+    """A list or tuple index as an array: traced entries are stacked, an empty one has integer dtype."""
+    if holds_tracer(item):
+        return asvalue(item)
+    array = np.asarray(item)
+    return array.astype(np.intp) if array.size == 0 and array.dtype == np.float64 else array
 
 
 def _is_array_index(item) -> bool:
