@@ -22,5 +22,6 @@ from . import (  # noqa: F401
     spectral,
     sqrtm_logm,
     structural,
+    sylvester,
     triangular,
 )

@@ -18,18 +18,24 @@ A = U^H U (L L^H), and trans=2 ('C') the conjugate transpose.
 """
 from __future__ import annotations
 
+import operator
+
+import numpy as np
+
+from .. import numpy as _np
 from ..core.errors import ArgumentError, ShapeError, UnsupportedError
 from ..numpy import argsort
 from ..numpy import linalg as _np_linalg
 from ..numpy._core import asvalue, dtype, shape
 from ..numpy._shape import broadcast_to
-from ..primitives import factorizations, matrix_functions, sqrtm_logm
+from ..primitives import factorizations, matrix_functions, sqrtm_logm, sylvester
 from ..primitives import triangular as _triangular
 from ..primitives.matrices import LinAlgError, conjugate, matmul, mH, mT, tril, triu
 
 __all__ = ["LinAlgError", "cho_factor", "cho_solve", "cholesky", "expm", "lu_factor", "lu_solve",
            "solve_triangular"]
 __all__ += ["det", "eigh", "inv", "logm", "lu", "qr", "solve", "sqrtm", "svd"]
+__all__ += ["solve_banded", "solve_sylvester"]
 
 
 def _prepare(name, a, b):
@@ -293,3 +299,66 @@ def logm(A, disp=True):  # noqa: N803 - SciPy's name
     axis (otherwise LinAlgError); derivatives by the Frechet derivative, to any order."""
     a = _np_linalg._matrix("logm", _np_linalg._float(A), square=True)
     return sqrtm_logm.logm(a)
+
+
+def solve_sylvester(a, b, q):
+    """x with a @ x + x @ b == q: a (..., m, m), b (..., n, n), q (..., m, n), batch axes broadcast (SciPy takes
+    single matrices). A primitive (SciPy's Bartels-Stewart on the NumPy backend) whose derivatives solve the
+    same equation again: dX = S^-1(dQ - dA X - X dB), so every order works.
+
+    >>> solve_sylvester(np.eye(2), 2 * np.eye(2), np.ones((2, 2)))  # doctest: +SKIP
+    array([[0.33333333, 0.33333333],
+           [0.33333333, 0.33333333]])
+    """
+    a, b, q = (_np_linalg._float(v, *others) for v, others in ((a, (b, q)), (b, (a, q)), (q, (a, b))))
+    for name, value in (("a", a), ("b", b)):
+        _np_linalg._matrix(f"solve_sylvester ({name})", value, square=True)
+    _np_linalg._matrix("solve_sylvester (q)", q)
+    m, n = shape(a)[-1], shape(b)[-1]
+    if shape(q)[-2:] != (m, n):
+        raise ShapeError(f"scipy.linalg.solve_sylvester: a {shape(a)} and b {shape(b)} need q of shape (..., {m}, "
+                         f"{n}), got {shape(q)}")
+    try:
+        batch = np.broadcast_shapes(shape(a)[:-2], shape(b)[:-2], shape(q)[:-2])
+    except ValueError:
+        raise ShapeError(f"scipy.linalg.solve_sylvester: the batch axes of a {shape(a)}, b {shape(b)} and q "
+                         f"{shape(q)} do not broadcast") from None
+    a, b, q = (broadcast_to(v, batch + shape(v)[-2:]) for v in (a, b, q))
+    return sylvester.solve_sylvester(a, b, q)
+
+
+def _band_entries(lower, upper, n):
+    """(rows, columns, inside) of the (n, n) matrix in SciPy's banded storage: A[i, j] = ab[u + i - j, j]
+    where -u <= i - j <= l."""
+    i, j = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
+    rows = upper + i - j
+    inside = (rows >= 0) & (rows <= lower + upper)
+    return np.clip(rows, 0, lower + upper), j, inside
+
+
+def solve_banded(l_and_u, ab, b, overwrite_ab=False, overwrite_b=False, check_finite=True):
+    """x with A x = b for the band matrix A in SciPy's storage: ab[u + i - j, j] = A[i, j] (l sub- and u
+    super-diagonals, ab of shape (l + u + 1, n)); b (n,) or (n, k). The entries of ab outside the matrix are
+    not read (their derivative is 0). Solved densely: the band is gathered into the (n, n) matrix (O(n^2)
+    memory, O(n^3) work, where SciPy's banded LU takes O(n (l + u)^2)), with solve's derivative rules.
+
+    >>> float(solve_banded((1, 1), np.array([[0.0, 1.0], [2.0, 2.0], [1.0, 0.0]]), np.array([3.0, 3.0]))[0])
+    1.0
+    """
+    try:
+        lower, upper = (operator.index(v) for v in l_and_u)
+    except TypeError:
+        raise ArgumentError(f"scipy.linalg.solve_banded: (l, u) must be two Python integers (static), got "
+                            f"{l_and_u!r}") from None
+    ab = _np_linalg._float(ab, b)
+    b = _np_linalg._float(b, ab)
+    if lower < 0 or upper < 0 or len(shape(ab)) != 2 or shape(ab)[0] != lower + upper + 1:
+        raise ShapeError(f"scipy.linalg.solve_banded: ab must have shape (l + u + 1, n) = ({lower + upper + 1}, n) "
+                         f"for (l, u) = ({lower}, {upper}), got {shape(ab)}")
+    n = shape(ab)[1]
+    if len(shape(b)) not in (1, 2) or shape(b)[0] != n:
+        raise ShapeError(f"scipy.linalg.solve_banded: b must have shape ({n},) or ({n}, k) for ab {shape(ab)}, got "
+                         f"{shape(b)}")
+    rows, columns, inside = _band_entries(lower, upper, n)
+    matrix = _np.where(inside, asvalue(ab)[rows, columns], 0.0)
+    return _np_linalg.solve(matrix, b)

@@ -64,6 +64,7 @@ from ..primitives import (
     spectral,
     sqrtm_logm,
     structural,
+    sylvester,
     triangular,
 )
 from ..primitives import elementwise as ew
@@ -576,7 +577,7 @@ register(linalg.einsum_p, Rule("einsum", _einsum))
 register([triangular.triangular_solve_p, triangular.cholesky_p, factorizations.solve_p, factorizations.lu_p,
           factorizations.qr_p, spectral.eigh_p, spectral.svd_p, matrix_functions.det_p, matrix_functions.adjugate_p,
           matrix_functions.pinv_p, matrix_functions.expm_p, eig.eig_p, matrix_functions.adjugate_derivative_p,
-          sqrtm_logm.sqrtm_p, sqrtm_logm.logm_p], _MATRIX)
+          sqrtm_logm.sqrtm_p, sqrtm_logm.logm_p, sylvester.solve_sylvester_p], _MATRIX)
 # The DFT matrix has no zero entry, but irfft ignores the imaginary parts of its edge bins.
 register(fft.fft_p, Rule("matrix", _fft, exact=False))
 # The kinds that upper layers register with (their primitives hold programs, or are opaque).

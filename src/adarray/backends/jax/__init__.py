@@ -24,6 +24,7 @@ from . import (  # noqa: F401  (each module registers the lowerings of its famil
     sorting,
     special,
     sqrtm_logm,
+    sylvester,
 )
 from .interpreter import Compiled, compile_program, lower_program, x64
 from .registry import HOST_CALLBACKS, LOWERINGS, lowering, lowering_of

@@ -25,6 +25,7 @@ from . import (  # noqa: F401  (each module registers the implementations of its
     sorting,
     special,
     sqrtm_logm,
+    sylvester,
 )
 from .interpreter import compile_program, evaluate
 from .registry import IMPLS, impl, implementation
