@@ -31,7 +31,7 @@ from adarray.transforms.jvp import jvp_program
 # still agree with each other and with the first-order rule.
 KINKED_AT_ZERO = {"abs", "sign", "floor", "ceil", "round", "rem", "floor_divide", "maximum", "minimum",
                   "reduce", "scan", "scatter", "argsort", "sort", "reduce_by_index", "segment_reduce",
-                  "hypot", "i0e",
+                  "hypot", "i0e", "ive",
                   # the zero matrix: a multiple eigenvalue (eigenvectors), singular values at 0, a rank jump
                   "eigh", "svd", "pinv",
                   # ... and for a general matrix even its eigenvalues (those of 0 + t E are t eig(E))

@@ -4,6 +4,7 @@ Importing this package registers every primitive.
 """
 from . import (  # noqa: F401
     arithmetic,
+    bessel,
     complex,
     eig,
     elementwise,

@@ -240,7 +240,7 @@ SINGULAR_POINTS = {
 # convention (jvp t -> f'(z) t, vjp c -> c f'(z): a linear transpose, no conjugate).
 HOLOMORPHIC = ("exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "arcsin", "arccos", "arctan",
                "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh", "log2", "log10", "exp2", "sinc",
-               "mul", "div", "pow")
+               "mul", "div", "pow", "erf")
 # Every elementwise primitive that accepts complex operands; the others (ordering, rounding, the real
 # special functions) raise ShapeError on them. abs of a complex operand is real, with its own rules.
 COMPLEX_OPERANDS = HOLOMORPHIC + ("add", "sub", "neg", "abs", "integer_pow", "safe_mul", "stop_gradient",

@@ -22,10 +22,14 @@ import numpy as np
 
 from ..core.errors import ShapeError
 from ..core.primitive import Primitive
-from ..core.types import is_real_float
+from ..core.types import is_complex, is_real_float
 from . import elementwise as ew
 from .rules import aval_of_value, batch_elementwise, elementwise
 from .scalar import PARTIALS, SINGULAR
+
+# The maps that also take complex operands: their partials are their complex derivatives (holomorphic), so
+# the same rules serve complex values under JAX's convention, as for scalar.HOLOMORPHIC.
+COMPLEX_SPECIAL = ("erfc",)
 
 
 class _Math:
@@ -44,8 +48,9 @@ def _same_shape_floats(name):
         for other in avals[1:]:
             if other.shape != first.shape or other.dtype != first.dtype:
                 raise ShapeError(f"{name}: operands {', '.join(map(str, avals))} differ in shape or dtype")
-        if not is_real_float(first.dtype):
-            raise ShapeError(f"{name}: needs real floating-point operands, got {first}")
+        if not (is_real_float(first.dtype) or (name in COMPLEX_SPECIAL and is_complex(first.dtype))):
+            kind = "floating-point (real or complex)" if name in COMPLEX_SPECIAL else "real floating-point"
+            raise ShapeError(f"{name}: needs {kind} operands, got {first}")
         return first
 
     return abstract_eval
@@ -82,7 +87,7 @@ betainc_p = _map("betainc", 3)
 
 
 def erfc(x):
-    """1 - erf(x), accurate where erf(x) is close to 1."""
+    """1 - erf(x), accurate where erf(x) is close to 1 (real or complex x)."""
     return erfc_p.bind(x)
 
 
@@ -228,6 +233,9 @@ for _name in _DOMAINS:
 i1e_p.sample = lambda rng, _plain=i1e_p.sample: _plain(rng) + [([np.array([0.0, -1e-3, 2.5])], {})]
 xlogy_p.sample = lambda rng, _plain=xlogy_p.sample: _plain(rng) + [([np.array([0.0, 1.0]), np.array([2.0, 0.5])], {})]
 log_ndtr_p.sample = lambda rng, _plain=log_ndtr_p.sample: _plain(rng) + [([np.array([-40.0, -12.0, 9.0])], {})]
+erfc_p.sample = lambda rng, _plain=erfc_p.sample: _plain(rng) + [
+    ([rng.uniform(-2.0, 2.0, shape) + 1j * rng.uniform(-1.5, 1.5, shape)], {}) for shape in [(), (2, 3)]] + [
+    ([(rng.uniform(-1, 1, (3,)) + 1j * rng.uniform(-1, 1, (3,))).astype(np.complex64)], {})]
 
 _BINDERS = frozenset(("erfc", "erfinv", "ndtri", "log_ndtr", "gammaln", "digamma", "i0e", "i1e", "xlogy", "xlog1py",
                       "betaln", "gammainc", "gammaincc", "betainc", "polygamma", "gammainc_da", "betainc_dab"))

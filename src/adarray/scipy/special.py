@@ -26,7 +26,9 @@ import scipy.special as _scipy_special
 
 from .. import numpy as anp
 from ..core.errors import ArgumentError, TracingError
-from ..numpy._core import asvalue, cast, float_dtype, normalize_axes, prepare, shape
+from ..numpy._core import asvalue, broadcast_shapes, cast, float_dtype, is_python_scalar, normalize_axes, prepare, shape
+from ..numpy._shape import broadcast_to
+from ..primitives import bessel as bessel_prims
 from ..primitives import gamma_functions as gamma_prims
 from ..primitives import special as prims
 from ..primitives.structural import reshape as reshape_exact
@@ -38,6 +40,7 @@ __all__ = [
     "ndtri", "polygamma", "psi", "rel_entr", "softmax", "xlog1py", "xlogy",
 ]
 __all__ += ["beta", "comb", "erfcinv", "expn", "factorial", "gamma", "gammasgn", "loggamma", "zeta"]
+__all__ += ["iv", "ive", "j0", "j1", "jn", "rgamma", "y0", "y1", "yn"]
 
 
 def _floats(name, *values):
@@ -254,6 +257,46 @@ def gamma(x):
     return gamma_prims.gamma(x)
 
 
+# 1 / gamma(x) up to here, exp(-gammaln(x)) beyond: there 1 / Gamma^2 in the derivative of 1 / Gamma(x) would
+# underflow, and the exponential's relative error, |gammaln(x)| eps, stays below 1e-13 (x <= 171).
+RGAMMA_DIRECT_MAX = 50.0
+
+
+def _sin_pi(x):
+    """sin(pi x) with x reduced exactly first (x - round(x) has no rounding error), so that it is accurate near
+    the integers, where sin(pi * x) loses the relative accuracy of pi * x; its derivative is pi cos(pi x)."""
+    whole = anp.round(x)
+    parity = 1.0 - 2.0 * anp.remainder(whole, 2.0)
+    return parity * anp.sin(np.pi * (x - whole))
+
+
+def rgamma(x):
+    """1 / Gamma(x), an entire function: 0 at the poles of Gamma (0, -1, -2, ...), where its derivatives are
+    finite too. 1 / gamma(x) for 0.5 <= x <= 50, exp(-gammaln(x)) beyond (1e-13 relative at worst), the
+    reflection formula Gamma(1 - x) sin(pi x) / pi below 1/2, so that every derivative is right at the poles,
+    to any order (a composition of gamma, gammaln and sin: every backend has it).
+
+    >>> [float(v) for v in rgamma(np.array([-2.0, 0.5, 4.0]))]
+    [0.0, 0.5641895835477563, 0.16666666666666666]
+    """
+    (x,) = _floats("rgamma", x)
+    left = anp.less(x, 0.5)
+    middle = anp.logical_and(anp.logical_not(left), anp.less_equal(x, RGAMMA_DIRECT_MAX))
+    # Operands made safe outside their branch, so that no untaken branch reaches a derivative with inf or NaN.
+    x_left = anp.where(anp.logical_and(left, anp.isfinite(x)), x, 0.0)
+    x_middle = anp.where(middle, x, 1.0)
+    x_large = anp.where(anp.logical_or(left, middle), RGAMMA_DIRECT_MAX + 1.0, x)
+    shifted_gamma = gamma_prims.gamma(1.0 - x_left)
+    sine = _sin_pi(x_left)
+    # Below -171 Gamma(1 - x) overflows: the value is 0 at the poles (as SciPy's), +-inf between them.
+    overflow = anp.isinf(shifted_gamma)
+    reflected = anp.where(overflow, anp.where(anp.equal(sine, 0.0), 0.0, anp.where(sine > 0, np.inf, -np.inf)),
+                          anp.where(overflow, 1.0, shifted_gamma) * sine / np.pi)
+    value = anp.where(left, reflected, anp.where(middle, 1.0 / gamma_prims.gamma(x_middle),
+                                                 anp.exp(-prims.gammaln(x_large))))
+    return anp.where(anp.isnan(x), x, anp.where(anp.isneginf(x), 0.0, value))
+
+
 def gammasgn(x):
     """The sign of gamma(x): 1 for x > 0, (-1)^ceil(-x) for negative non-integers, +-1 at +-0, NaN at the
     poles (negative integers, -inf) and NaN. Piecewise constant: derivative 0."""
@@ -342,3 +385,74 @@ def erfcinv(y):
     """The inverse of erfc on (0, 2): -ndtri(y / 2) / sqrt(2) (within an ulp or two of SciPy's)."""
     (y,) = _floats("erfcinv", y)
     return anp.multiply(prims.ndtri(anp.multiply(y, 0.5)), -1.0 / math.sqrt(2.0))
+
+
+# --- Bessel functions (primitives/bessel.py): differentiable in x, to any order; not in the order -----------
+
+def _bessel_operands(name, order, x, integer_order):
+    """(order, x) broadcast to one shape; x in its floating dtype, the order integer (int64) when it is one."""
+    order = order if is_python_scalar(order) else asvalue(order)
+    x = asvalue(x)
+    x = cast(x, float_dtype(x))
+    order_dtype = np.dtype(np.int64) if (isinstance(order, (bool, int, np.integer)) or np.dtype(
+        getattr(order, "dtype", np.float64)).kind in "biu") else float_dtype(order)
+    if isinstance(order, Tracer):
+        order = cast(order, order_dtype)
+    else:
+        value = np.asarray(order)
+        if integer_order and order_dtype.kind == "f" and np.any(np.isfinite(value) & (value != np.trunc(value))):
+            if name == "jn":
+                raise ArgumentError(f"jn: the order must be an integer, got {order!r} (SciPy's jn computes jv for a "
+                                    "non-integer order, which adarray does not have)")
+            value = np.trunc(value)  # scipy.special.yn truncates too (with a warning)
+        order = np.asarray(value, order_dtype)
+    target = broadcast_shapes(name, shape(order), shape(x))
+    return broadcast_to(order, target), broadcast_to(x, target)
+
+
+def jn(n, x):
+    """The Bessel function of the first kind J_n(x) of integer order n (a primitive: d/dx J_n = (J_(n-1) -
+    J_(n+1)) / 2, every order). A concrete non-integer n is an error (SciPy computes jv then); a traced one
+    gives NaN. The order is not differentiable (UnsupportedError if a derivative reaches it).
+
+    >>> round(float(jn(2, 3.0)), 12)
+    0.486091260586
+    """
+    return bessel_prims.jn(*_bessel_operands("jn", n, x, True))
+
+
+def yn(n, x):
+    """The Bessel function of the second kind Y_n(x) of integer order n (a non-integer n is truncated, as SciPy
+    does): -inf at x = 0, NaN for x < 0; d/dx Y_n = (Y_(n-1) - Y_(n+1)) / 2."""
+    return bessel_prims.yn(*_bessel_operands("yn", n, x, True))
+
+
+def j0(x):
+    """J_0(x); its derivative is -J_1(x)."""
+    return jn(0, x)
+
+
+def j1(x):
+    """J_1(x); its derivative is (J_0(x) - J_2(x)) / 2."""
+    return jn(1, x)
+
+
+def y0(x):
+    """Y_0(x); its derivative is -Y_1(x)."""
+    return yn(0, x)
+
+
+def y1(x):
+    """Y_1(x); its derivative is (Y_0(x) - Y_2(x)) / 2."""
+    return yn(1, x)
+
+
+def iv(v, x):
+    """The modified Bessel function of the first kind I_v(x) of real order v (NaN for x < 0 unless v is an
+    integer); d/dx I_v = (I_(v-1) + I_(v+1)) / 2. The order is not differentiable."""
+    return bessel_prims.iv(*_bessel_operands("iv", v, x, False))
+
+
+def ive(v, x):
+    """I_v(x) exp(-|x|), without overflow; d/dx = (ive(v-1, x) + ive(v+1, x)) / 2 - sign(x) ive(v, x)."""
+    return bessel_prims.ive(*_bessel_operands("ive", v, x, False))

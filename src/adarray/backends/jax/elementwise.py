@@ -6,6 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ...primitives import elementwise as ew
+from . import special  # erf of complex operands
 from .registry import LOWERINGS, lowering
 
 FUNCTIONS = {
@@ -13,7 +14,7 @@ FUNCTIONS = {
     ew.neg_p: jnp.negative, ew.exp_p: jnp.exp, ew.log_p: jnp.log, ew.log1p_p: jnp.log1p, ew.expm1_p: jnp.expm1,
     ew.sqrt_p: jnp.sqrt, ew.sin_p: jnp.sin, ew.cos_p: jnp.cos, ew.tan_p: jnp.tan, ew.arcsin_p: jnp.arcsin,
     ew.arccos_p: jnp.arccos, ew.arctan_p: jnp.arctan, ew.sinh_p: jnp.sinh, ew.cosh_p: jnp.cosh, ew.tanh_p: jnp.tanh,
-    ew.logistic_p: jax.nn.sigmoid, ew.erf_p: jax.scipy.special.erf, ew.abs_p: jnp.abs, ew.sign_p: jnp.sign,
+    ew.logistic_p: jax.nn.sigmoid, ew.erf_p: special.erf, ew.abs_p: jnp.abs, ew.sign_p: jnp.sign,
     ew.floor_p: jnp.floor, ew.ceil_p: jnp.ceil, ew.round_p: jnp.round, ew.pow_p: jnp.power,
     ew.maximum_p: jnp.maximum, ew.minimum_p: jnp.minimum, ew.arctan2_p: jnp.arctan2, ew.logaddexp_p: jnp.logaddexp,
     ew.rem_p: jnp.remainder, ew.floor_divide_p: jnp.floor_divide, ew.eq_p: jnp.equal, ew.ne_p: jnp.not_equal,

@@ -25,8 +25,45 @@ EPS = 2.0 ** -52
 FPMIN = 1e-300
 MAX_ITERATIONS = 100_000
 
+ERF_SERIES_RADIUS = 1.0  # |z| below which erf(z) of a complex z is its Taylor series (no cancellation in 1 - erfc)
+ERF_SERIES_TERMS = 24  # |z|^(2n+1) / (n! (2n+1)) < 1e-25 for n >= 24, |z| <= 1
+
+
+def _erfc_right_half(z):
+    """erfc(z) = exp(-z^2) w(iz) for Re z >= 0 (w, the Faddeeva function, is bounded there: no overflow of w)."""
+    return jnp.exp(-z * z) * jss.wofz(1j * z)
+
+
+def erfc(x):
+    """erfc of real x (jax.scipy.special.erfc) or complex x (the Faddeeva function jax.scipy.special.wofz on the
+    right half plane, erfc(z) = 2 - erfc(-z) on the left; about 1e-13 relative, wofz's accuracy)."""
+    if not jnp.iscomplexobj(x):
+        return jss.erfc(x)
+    flip = jnp.real(x) < 0
+    value = _erfc_right_half(jnp.where(flip, -x, x))
+    return jnp.where(flip, 2.0 - value, value).astype(x.dtype)
+
+
+def erf(x):
+    """erf of real x (jax.scipy.special.erf) or complex x: its Taylor series 2/sqrt(pi) sum (-1)^n z^(2n+1) /
+    (n! (2n+1)) for |z| <= 1, where 1 - erfc(z) would cancel, else 1 - erfc(z) (odd: erf(-z) = -erf(z))."""
+    if not jnp.iscomplexobj(x):
+        return jss.erf(x)
+    small = jnp.abs(x) <= ERF_SERIES_RADIUS
+    z = jnp.where(small, x, 0.0)
+    square, term, total = z * z, z, z
+    for n in range(1, ERF_SERIES_TERMS):
+        term = -term * square / n
+        total = total + term / (2 * n + 1)
+    series = total * (2.0 / math.sqrt(math.pi))
+    flip = jnp.real(x) < 0
+    right = jnp.where(small, 1.0, jnp.where(flip, -x, x))
+    tail = 1.0 - _erfc_right_half(right)
+    return jnp.where(small, series, jnp.where(flip, -tail, tail)).astype(x.dtype)
+
+
 for _primitive, _function in {
-    special.erfc_p: jss.erfc, special.erfinv_p: jss.erfinv, special.ndtri_p: jss.ndtri,
+    special.erfc_p: erfc, special.erfinv_p: jss.erfinv, special.ndtri_p: jss.ndtri,
     special.log_ndtr_p: jss.log_ndtr, special.gammaln_p: jss.gammaln, special.digamma_p: jss.digamma,
     special.i0e_p: jss.i0e, special.i1e_p: jss.i1e, special.xlogy_p: jss.xlogy, special.xlog1py_p: jss.xlog1py,
     special.betaln_p: jss.betaln, special.gammainc_p: jss.gammainc, special.gammaincc_p: jss.gammaincc,

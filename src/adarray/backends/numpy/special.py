@@ -21,7 +21,7 @@ import math
 import numpy as np
 import scipy.special as sc
 
-from ...primitives import special
+from ...primitives import bessel, special
 from .registry import IMPLS
 
 EPS = 2.0 ** -52  # relative change that stops an expansion: one unit in the last place (1e-16, below it, let
@@ -240,3 +240,30 @@ def _betainc_dab(a, b, x, *, da, db):
 
 IMPLS[special.gammainc_da_p] = _gammainc_da
 IMPLS[special.betainc_dab_p] = _betainc_dab
+
+
+# --- Bessel functions (primitives/bessel.py): scipy.special's, in float64, returned in the argument's dtype ---
+
+def _integer_orders(n):
+    """(the orders as int64 where they are integers, the mask of those)."""
+    n = np.asarray(n)
+    if n.dtype.kind in "iu":
+        return n.astype(np.int64), np.ones(n.shape, bool)
+    whole = np.isfinite(n) & (n == np.floor(n)) & (np.abs(n) < 2.0 ** 62)
+    return np.where(whole, n, 0).astype(np.int64), whole
+
+
+def _jn(n, x):
+    orders, whole = _integer_orders(n)
+    return np.where(whole, sc.jv(orders, np.asarray(x, np.float64)), np.nan).astype(x.dtype)
+
+
+def _yn(n, x):
+    orders, whole = _integer_orders(n)
+    return np.where(whole, sc.yn(orders, np.asarray(x, np.float64)), np.nan).astype(x.dtype)
+
+
+IMPLS[bessel.jn_p] = _jn
+IMPLS[bessel.yn_p] = _yn
+IMPLS[bessel.iv_p] = lambda v, x: sc.iv(np.asarray(v, np.float64), np.asarray(x, np.float64)).astype(x.dtype)
+IMPLS[bessel.ive_p] = lambda v, x: sc.ive(np.asarray(v, np.float64), np.asarray(x, np.float64)).astype(x.dtype)

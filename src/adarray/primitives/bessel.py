@@ -1,0 +1,132 @@
+"""Bessel functions: elementwise maps of an order operand and a real argument.
+
+    jn  n x -> J_n(x)              integer n (a float order that is not an integer gives NaN)
+    yn  n x -> Y_n(x)              integer n; -inf at x = 0 (for n >= 0), NaN for x < 0
+    iv  v x -> I_v(x)              real v; NaN for x < 0 unless v is an integer
+    ive v x -> I_v(x) exp(-|x|)    the same, scaled (no overflow)
+
+The order and the argument have equal shapes (adarray.scipy.special broadcasts first); the order
+may have an integer or a floating dtype, the result has the argument's. Derivatives in the argument,
+to every order, by the recurrences (DLMF 10.6.1 and 10.29.1), which stay in the family:
+    J_n' = (J_(n-1) - J_(n+1)) / 2        Y_n' = (Y_(n-1) - Y_(n+1)) / 2
+    I_v' = (I_(v-1) + I_(v+1)) / 2        ive' = (ive(v-1) + ive(v+1)) / 2 - sign(x) ive(v)
+(exact at x = 0 too, where J_0' = -J_1 = 0 and I_1' = 1/2; ive has the kink of exp(-|x|) there, and
+takes sign(0) = 0, as i0e). The derivative with respect to the order is not implemented: a nonzero
+tangent or a needed cotangent of the order raises UnsupportedError (ORDER_NOT_DIFFERENTIABLE), never
+a silent zero. An integer order, or a constant one, has no tangent, so the usual calls never meet it.
+
+    >>> round(float(jn(np.array(1), np.array(2.0))), 12)
+    0.576724807757
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.errors import ShapeError, UnsupportedError
+from ..core.primitive import Primitive, is_zero, unsupported
+from ..core.types import is_real_float
+from . import elementwise as ew
+from .rules import batch_elementwise
+from .taylor import FROM_JVP
+
+ORDER_NOT_DIFFERENTIABLE = unsupported(
+    "the derivative with respect to the order is not implemented (only the argument x is differentiable); "
+    "pass the order as an integer or a constant, or wrap it in stop_gradient")
+
+
+def _abstract_eval(name):
+    def abstract_eval(order, x):
+        if order.shape != x.shape:
+            raise ShapeError(f"{name}: the order {order} and the argument {x} differ in shape")
+        if not is_real_float(x.dtype):
+            raise ShapeError(f"{name}: needs a real floating-point argument, got {x}")
+        if order.dtype.kind not in "iuf":
+            raise ShapeError(f"{name}: needs a real (integer or floating) order, got {order}")
+        return x
+
+    return abstract_eval
+
+
+def _map(name, partial, singular=False):
+    """A Bessel map whose derivative in x is `partial(order, x, out)`; the order's is a raising marker."""
+    prim = Primitive(name, _abstract_eval(name))
+    scale = ew.safe_mul if singular else ew.mul
+
+    def refuse():
+        raise UnsupportedError(f"'{name}' does not support differentiation in its order: "
+                               f"{ORDER_NOT_DIFFERENTIABLE.reason}")
+
+    def jvp(tangents, primals, output):
+        order_tangent, x_tangent = tangents
+        if not is_zero(order_tangent):
+            refuse()
+        return scale(x_tangent, partial(*primals, output))
+
+    def vjp(cotangent, primals, output, needs):
+        if needs[0]:
+            refuse()
+        return [None, scale(cotangent, partial(*primals, output)) if needs[1] else None]
+
+    prim.jvp, prim.vjp, prim.taylor = jvp, vjp, FROM_JVP
+    batch_elementwise(prim)
+    prim.elementwise = True
+    return prim
+
+
+def _shifted(order, step):
+    return ew.add(order, step)
+
+
+jn_p = _map("jn", lambda n, x, out: ew.mul(0.5, ew.sub(jn(_shifted(n, -1), x), jn(_shifted(n, 1), x))))
+yn_p = _map("yn", lambda n, x, out: ew.mul(0.5, ew.sub(yn(_shifted(n, -1), x), yn(_shifted(n, 1), x))),
+            singular=True)
+iv_p = _map("iv", lambda v, x, out: ew.mul(0.5, ew.add(iv(_shifted(v, -1), x), iv(_shifted(v, 1), x))))
+ive_p = _map("ive", lambda v, x, out: ew.sub(ew.mul(0.5, ew.add(ive(_shifted(v, -1), x), ive(_shifted(v, 1), x))),
+                                             ew.mul(ew.sign(x), out)))
+
+
+def jn(n, x):
+    """The Bessel function of the first kind J_n(x) of integer order n (operands of one shape)."""
+    return jn_p.bind(n, x)
+
+
+def yn(n, x):
+    """The Bessel function of the second kind Y_n(x) of integer order n (operands of one shape)."""
+    return yn_p.bind(n, x)
+
+
+def iv(v, x):
+    """The modified Bessel function of the first kind I_v(x) of real order v (operands of one shape)."""
+    return iv_p.bind(v, x)
+
+
+def ive(v, x):
+    """I_v(x) exp(-|x|), the exponentially scaled modified Bessel function of the first kind."""
+    return ive_p.bind(v, x)
+
+
+# --- test samplers: integer orders (a float order would be differentiated by the generated tests, which
+# its marker refuses; tests/test_scipy_bessel.py covers real orders), arguments where finite differences
+# are accurate -------------------------------------------------------------------------------------------
+
+_SHAPES = [(), (3,), (2, 3), (0, 2)]
+_DOMAINS = {"jn": (-8.0, 12.0), "yn": (0.5, 12.0), "iv": (-4.0, 6.0), "ive": (-4.0, 6.0)}
+
+
+def _sampler(name):
+    low, high = _DOMAINS[name]
+
+    def sample(rng):
+        cases = [([rng.integers(-3, 5, shape), rng.uniform(low, high, shape)], {}) for shape in _SHAPES]
+        edge = {"yn": [0.3, 25.0, 40.0, 0.7], "ive": [0.05, -0.05, 30.0, 0.7]}.get(name, [0.0, 0.0, 3.0, 0.7])
+        cases.append(([np.array([0, 1, 2, 5]), np.array(edge)], {}))  # x = 0 (J, I: ive has a kink there), large x
+        cases.append(([np.array([0, 1, 3], np.int32), rng.uniform(low, high, 3).astype(np.float32)], {}))
+        return cases
+
+    return sample
+
+
+for _name in _DOMAINS:
+    globals()[f"{_name}_p"].sample = _sampler(_name)
+
+__all__ = ["ORDER_NOT_DIFFERENTIABLE", "iv", "iv_p", "ive", "ive_p", "jn", "jn_p", "yn", "yn_p"]
