@@ -31,7 +31,7 @@ from .taylor import FROM_JVP
 
 ORDER_NOT_DIFFERENTIABLE = unsupported(
     "the derivative with respect to the order is not implemented (only the argument x is differentiable); "
-    "pass the order as an integer or a constant, or wrap it in stop_gradient")
+    "pass the order as an integer or a constant, not computed from a differentiated argument")
 
 
 def _abstract_eval(name):

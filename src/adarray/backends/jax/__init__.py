@@ -12,6 +12,7 @@ backend="jax")`, `adarray.lower(f, backend="jax")` and `adarray.data_parallel`.
 from . import (  # noqa: F401  (each module registers the lowerings of its family)
     arithmetic,
     arrays,
+    bessel,
     complex,
     control,
     elementwise,
