@@ -290,7 +290,9 @@ def rgamma(x):
     sine = _sin_pi(x_left)
     # Below -171 Gamma(1 - x) overflows: the value is 0 at the poles (as SciPy's), +-inf between them.
     overflow = anp.isinf(shifted_gamma)
-    reflected = anp.where(overflow, anp.where(anp.equal(sine, 0.0), 0.0, anp.where(sine > 0, np.inf, -np.inf)),
+    at_pole = anp.equal(sine, 0.0)
+    infinite = np.inf * anp.sign(anp.where(anp.logical_and(overflow, anp.logical_not(at_pole)), sine, 1.0))
+    reflected = anp.where(overflow, anp.where(at_pole, 0.0, infinite),
                           anp.where(overflow, 1.0, shifted_gamma) * sine / np.pi)
     value = anp.where(left, reflected, anp.where(middle, 1.0 / gamma_prims.gamma(x_middle),
                                                  anp.exp(-prims.gammaln(x_large))))
