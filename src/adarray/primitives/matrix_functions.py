@@ -315,7 +315,8 @@ def primary_function_taylor(function):
         (a,) = series
         order, n = len(a) - 1, aval_of_value(output).shape[-1]
         blocks = [instantiate(c) for c in a]
-        zero = zeros(aval_of_value(output).shape, aval_of_value(output).dtype)
+        zero = zeros(aval_of_value(output).shape, aval_of_value(a[0]).dtype)   # the input's (a real one may
+        # have a complex result: sqrtm[complex_result=True])
         block_rows = [hstack([zero] * i + blocks[:order + 1 - i]) for i in range(order + 1)]
         first_row = rows(function(vstack(block_rows)), 0, n)
         return [columns(first_row, k * n, (k + 1) * n) for k in range(1, order + 1)]

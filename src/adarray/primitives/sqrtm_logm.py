@@ -2,31 +2,45 @@
 
 sqrtm a -> S with S S = A, the eigenvalues of S in the open right half plane
 logm a  -> X with exp(X) = A, the eigenvalues of X with imaginary parts in (-pi, pi)
-    scipy.linalg.sqrtm and logm (Schur methods; Higham's inverse scaling and squaring for logm),
-    for real matrices with no eigenvalue on the closed negative real axis (0 included), whose
-    principal square root and logarithm are real. For other matrices the result is not real:
-    the implementation raises LinAlgError (adarray computes in real arithmetic).
+    scipy.linalg.sqrtm and logm (Schur methods; Higham's inverse scaling and squaring for logm).
+    The result has the input's dtype: a real matrix with no eigenvalue on the closed negative real
+    axis (0 included) has a real principal root and logarithm; for a real matrix with a negative
+    eigenvalue the implementation raises LinAlgError, unless complex_result=True: then the result is
+    complex, as SciPy's (scipy.linalg.sqrtm and logm pass it where the values are known). Complex
+    matrices: any without an eigenvalue at 0 on the NumPy backend (the JAX backend's iteration also
+    needs none on the negative real axis, and does not compute complex_result=True).
 
 Derivatives: for a primary matrix function f (one given by a power series with real coefficients,
 as these are), the Frechet derivative L_f(A, E) is the upper right block of
 f([[A, E], [0, A]]) (Mathias 1996; Higham, Functions of Matrices, Thm. 3.6), and the adjoint of
-E -> L_f(A, E) is G -> L_f(A^T, G), since f(A)^T = f(A^T). The block matrix has A's eigenvalues,
+E -> L_f(A, E) is G -> L_f(A^T, G), since f(A)^T = f(A^T) (for complex matrices too, under JAX's
+pairing sum(u * v) without a conjugate: f is a power series). The block matrix has A's eigenvalues,
 so it has a principal root and logarithm whenever A does. Both rules call the primitive again, so
 every order works (the k-th derivative takes the function of a 2^k n x 2^k n matrix).
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
+from ..core.errors import ShapeError
 from ..core.primitive import Primitive
-from .matrices import batch_matrices, columns, hstack, mT, rows, square_matrix, vstack, zeros
+from ..core.types import complex_dtype, is_complex
+from . import elementwise as ew
+from .complex import imag, real
+from .matrices import batch_matrices, columns, complex_normal, hstack, mT, rows, square_matrix, vstack, zeros
 from .matrix_functions import primary_function_taylor
 from .rules import aval_of_value
 
 
 def _square(name):
-    def abstract_eval(a):
+    def abstract_eval(a, *, complex_result=False):
         square_matrix(name, a)
+        if complex_result:
+            if is_complex(a.dtype):
+                raise ShapeError(f"{name}: complex_result=True is for real matrices, got {a}")
+            return a.update(dtype=complex_dtype(a.dtype))
         return a
 
     return abstract_eval
@@ -36,14 +50,14 @@ sqrtm_p = Primitive("sqrtm", _square("sqrtm"))
 logm_p = Primitive("logm", _square("logm"))
 
 
-def sqrtm(a):
-    """The principal square root of a square matrix (stack)."""
-    return sqrtm_p.bind(a)
+def sqrtm(a, complex_result: bool = False):
+    """The principal square root of a square matrix (stack); complex_result: of a real one, as a complex one."""
+    return sqrtm_p.bind(a, complex_result=bool(complex_result))
 
 
-def logm(a):
-    """The principal logarithm of a square matrix (stack)."""
-    return logm_p.bind(a)
+def logm(a, complex_result: bool = False):
+    """The principal logarithm of a square matrix (stack); complex_result: of a real one, as a complex one."""
+    return logm_p.bind(a, complex_result=bool(complex_result))
 
 
 def frechet(function, a, e):
@@ -54,10 +68,31 @@ def frechet(function, a, e):
     return columns(rows(function(block), 0, n), n, None)
 
 
-for _prim, _function in ((sqrtm_p, sqrtm), (logm_p, logm)):
-    _prim.jvp = lambda tangents, primals, output, f=_function: frechet(f, primals[0], tangents[0])
-    _prim.vjp = lambda cotangent, primals, output, needs, f=_function: [frechet(f, mT(primals[0]), cotangent)]
-    batch_matrices(_prim)
+def _rules(prim, function):
+    def jvp(tangents, primals, output, *, complex_result=False):
+        return frechet(functools.partial(function, complex_result=complex_result), primals[0], tangents[0])
+
+    def vjp(cotangent, primals, output, needs, *, complex_result=False):
+        transposed = mT(primals[0])
+        if not complex_result:
+            return [frechet(function, transposed, cotangent)]
+        # A real matrix with a complex result: L(A^T, .) is complex-linear, and the cotangent of the real A is
+        # Re L(A^T, G) = Re L(A^T, Re G) - Im L(A^T, Im G), each with real blocks, so that the branch of every
+        # eigenvalue on the negative real axis stays the one the real Schur form gives (+i sqrt|lambda|).
+        real_function = functools.partial(function, complex_result=True)
+        return [ew.sub(real(frechet(real_function, transposed, real(cotangent))),
+                       imag(frechet(real_function, transposed, imag(cotangent))))]
+
+    def taylor(series, output, *, complex_result=False):
+        return primary_function_taylor(functools.partial(function, complex_result=complex_result))(series, output)
+
+    prim.jvp, prim.vjp = jvp, vjp
+    prim.taylor = taylor
+    batch_matrices(prim)
+
+
+_rules(sqrtm_p, sqrtm)
+_rules(logm_p, logm)
 
 
 def _positive_spectrum(rng, shape, dtype=np.float64):
@@ -75,17 +110,10 @@ def _sample(rng):
         ([np.array([[1.0, -0.8], [0.8, 1.0]])], {}),        # complex eigenvalues 1 +- 0.8i
         ([np.zeros((0, 2, 2))], {}),
         ([_positive_spectrum(rng, (3, 3), np.float32)], {}),
+        ([2.0 * np.eye(3) + 0.3 * complex_normal(rng, (3, 3))], {}),            # complex, spectrum near 2
+        ([(2.0 * np.eye(2) + 0.3 * complex_normal(rng, (2, 2, 2))).astype(np.complex64)], {}),
+        ([_positive_spectrum(rng, (3, 3))], {"complex_result": True}),         # a real root, as a complex one
     ]
 
 
 sqrtm_p.sample = logm_p.sample = _sample
-
-
-def _set_taylor_rules():
-    """Taylor mode: the function of one block Toeplitz matrix of size (K + 1) n (as for expm), not the
-    2^K n of K nested Frechet derivatives."""
-    sqrtm_p.taylor = primary_function_taylor(sqrtm)
-    logm_p.taylor = primary_function_taylor(logm)
-
-
-_set_taylor_rules()

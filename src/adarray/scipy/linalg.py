@@ -23,7 +23,7 @@ import operator
 import numpy as np
 
 from .. import numpy as _np
-from ..core.errors import ArgumentError, ShapeError, UnsupportedError
+from ..core.errors import ArgumentError, ShapeError, TracingError, UnsupportedError
 from ..numpy import argsort
 from ..numpy import linalg as _np_linalg
 from ..numpy._core import asvalue, dtype, shape
@@ -282,23 +282,42 @@ def qr(a, overwrite_a=False, lwork=None, mode="full", pivoting=False, check_fini
     return (r,) if mode == "r" else (q, r)
 
 
+def _has_negative_real_eigenvalue(a):
+    """Whether some matrix of the real stack `a` has a real eigenvalue below 0 (its principal root and logarithm
+    are then not real), when the values are known: concrete arrays, or traced ones under an un-jitted
+    transformation (a guard: a new value that answers differently traces again); None under jit and vmap."""
+    if not np.issubdtype(dtype(a), np.floating) or 0 in shape(a):
+        return False
+    eigenvalues = _np.linalg.eigvals(_np.stop_gradient(a))   # LAPACK gives real eigenvalues an exact 0 imaginary part
+    negative = _np.any(_np.logical_and(_np.equal(_np.imag(eigenvalues), 0.0), _np.less(_np.real(eigenvalues), 0.0)))
+    try:
+        return bool(negative)
+    except TracingError:
+        return None
+
+
+def _principal(name, function, A):  # noqa: N803 - SciPy's name
+    a = _np_linalg._matrix(name, _np_linalg._float(A), square=True)
+    return function(a, complex_result=bool(_has_negative_real_eigenvalue(a)))
+
+
 def sqrtm(A, disp=True, blocksize=64):  # noqa: N803 - SciPy's name
-    """The principal square root of a square matrix (stack) without eigenvalues on the closed negative real
-    axis (otherwise LinAlgError: the root is not real); derivatives by the Frechet derivative, to any order.
+    """The principal square root of a square matrix (stack); derivatives by the Frechet derivative, to any order.
+    As SciPy, complex when a real matrix has a negative eigenvalue (where the values are known: eagerly and under
+    un-jitted transformations; under jit and vmap the result has the input's dtype, and such a matrix raises
+    LinAlgError: pass it as complex). A matrix with a zero eigenvalue has no derivative.
 
     >>> sqrtm(np.array([[4.0, 0.0], [0.0, 9.0]]))  # doctest: +SKIP
     array([[2., 0.],
            [0., 3.]])
     """
-    a = _np_linalg._matrix("sqrtm", _np_linalg._float(A), square=True)
-    return sqrtm_logm.sqrtm(a)
+    return _principal("sqrtm", sqrtm_logm.sqrtm, A)
 
 
 def logm(A, disp=True):  # noqa: N803 - SciPy's name
-    """The principal logarithm of a square matrix (stack) without eigenvalues on the closed negative real
-    axis (otherwise LinAlgError); derivatives by the Frechet derivative, to any order."""
-    a = _np_linalg._matrix("logm", _np_linalg._float(A), square=True)
-    return sqrtm_logm.logm(a)
+    """The principal logarithm of a square matrix (stack), complex when a real matrix has a negative eigenvalue
+    (as sqrtm); LinAlgError for a singular matrix; derivatives by the Frechet derivative, to any order."""
+    return _principal("logm", sqrtm_logm.logm, A)
 
 
 def solve_sylvester(a, b, q):

@@ -1,5 +1,7 @@
-"""sqrtm and logm on the JAX backend, natively in real arithmetic (`lax.while_loop`, LU inverses and
-determinants: what XLA has on every device), batched over the leading axes, computed in float64.
+"""sqrtm and logm on the JAX backend, natively (`lax.while_loop`, LU inverses and determinants: what XLA
+has on every device), batched over the leading axes, computed in float64 (complex128 for complex matrices,
+with the same iterations: for them too an eigenvalue on the closed negative real axis makes the iteration
+fail, as the branch cut lies there; the NumPy backend's Schur method handles it).
 
 sqrtm   the product form of the Denman-Beavers iteration with determinant scaling (Higham, Functions of
         Matrices, (6.17) and (6.28)): M <- (I + (mu^2 M + mu^-2 M^-1) / 2) / 2, Y <- mu Y (I + mu^-2 M^-1) / 2,
@@ -44,7 +46,7 @@ def _eye(a):
 
 
 def _frobenius(a):
-    return jnp.sqrt(jnp.sum(a * a, axis=(-2, -1)))
+    return jnp.sqrt(jnp.sum(jnp.abs(a) ** 2, axis=(-2, -1)))
 
 
 def _sqrtm_iteration(a):
@@ -100,7 +102,7 @@ def _logm_scaled(a):
         r, _, ok, count = state
         return (count < LOGM_ROOTS) & jnp.any(~near(r) & ok)
 
-    start = (a, jnp.zeros(a.shape[:-2], a.dtype), jnp.all(jnp.isfinite(a), axis=(-2, -1)), 0)
+    start = (a, jnp.zeros(a.shape[:-2], jnp.float64), jnp.all(jnp.isfinite(a), axis=(-2, -1)), 0)
     r, roots, ok, _ = lax.while_loop(running, step, start)
     ok = ok & near(r)
     safe = jnp.where(ok[..., None, None], r, eye)  # no Pade of a failed matrix (it would warn of nothing)
@@ -112,26 +114,33 @@ def _what(name):
     return "square root" if name == "sqrtm" else "logarithm"
 
 
-def _report(name, ok, batch_shape, shape):
+def _report(name, ok, batch_shape, shape, complex_values):
     """Raise LinAlgError on the host if some matrix of the stack failed."""
     flat = ok.reshape(-1)
 
     def describe(index):
         where = tuple(int(i) for i in np.unravel_index(int(index), batch_shape)) if batch_shape else ""
+        if complex_values:
+            return LinAlgError, (f"{name}: the complex matrix {where} of shape {shape} has an eigenvalue on the "
+                                 "closed negative real axis (0 included), where the Denman-Beavers iteration of the "
+                                 "JAX backend cannot pick the principal branch (it met a singular matrix or did not "
+                                 "converge); the NumPy backend (SciPy's Schur method) computes it")
         return LinAlgError, (f"{name}: the matrix {where} of shape {shape} has no real principal {_what(name)} (an "
                              "eigenvalue on the closed negative real axis, 0 included: the Denman-Beavers iteration "
-                             "met a singular matrix or did not converge; adarray computes in real arithmetic)")
+                             "met a singular matrix or did not converge; a real matrix gives a real result)")
 
     fail_on_host(~jnp.all(flat), describe, jnp.argmin(flat))
 
 
 def _lowered(name, function):
-    def lower(a):
+    def lower(a, complex_result=False):
+        out_dtype = jnp.result_type(a.dtype, jnp.complex64) if complex_result else a.dtype
         if a.size == 0:
-            return jnp.zeros(a.shape, a.dtype)
-        value, ok = function(a.astype(jnp.float64))
-        _report(name, ok, a.shape[:-2], a.shape[-2:])
-        return value.astype(a.dtype)
+            return jnp.zeros(a.shape, out_dtype)
+        complex_values = jnp.iscomplexobj(a)
+        value, ok = function(a.astype(jnp.complex128 if complex_values else jnp.float64))
+        _report(name, ok, a.shape[:-2], a.shape[-2:], complex_values or complex_result)
+        return value.astype(out_dtype)
 
     return lower
 
