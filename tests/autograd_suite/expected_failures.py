@@ -17,14 +17,10 @@ _WHERE_RETURNS_PYTHON_OBJECTS = ("autograd's where returns the chosen Python obj
                                  "condition; adarray follows NumPy and returns an array")
 
 EXPECTED_FAILURES: dict[str, tuple[str, str]] = {
-    # --- by-design (6) ----------------------------------------------------------------------------
+    # --- by-design (5) ----------------------------------------------------------------------------
     "test_numpy.py::test_numpy_version": (
         "by-design",
         "autograd.numpy is NumPy wrapped and reports NumPy's __version__; adarray.numpy is not NumPy"),
-    "test_wrappers.py::test_dtypes": (
-        "by-design",
-        "float128 / complex256 (np.longdouble, np.clongdouble) arrays, which adarray does not support (its float16, "
-        "float32 and complex gradients keep their dtype: the first half of the test passes)"),
     "test_wrappers.py::test_custom_where_dtypes[int-True-1-2]": ("by-design", _WHERE_RETURNS_PYTHON_OBJECTS),
     "test_wrappers.py::test_custom_where_dtypes[float-True-3.0-4.0]": ("by-design", _WHERE_RETURNS_PYTHON_OBJECTS),
     "test_wrappers.py::test_custom_where_dtypes[float-False-1-2.0]": ("by-design", _WHERE_RETURNS_PYTHON_OBJECTS),

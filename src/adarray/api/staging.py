@@ -31,6 +31,7 @@ from ..core.config import BACKENDS, config
 from ..core.errors import ArgumentError, Error
 from ..core.fingerprint import fingerprint
 from ..core.ir import Eqn, Literal, Program, Var
+from ..core.precision import narrow
 from ..core.pytree import TreeDef, flatten, leaf_paths, unflatten
 from ..core.types import SHORT_NAMES, Aval
 from ..passes import eliminate_dead_code, simplify
@@ -303,6 +304,7 @@ class _Call:
         else:  # the common case, without building the empty dict's node on every call
             leaves, positional_tree = flatten(positional)
             self.in_tree = TreeDef("tuple", (positional_tree, _NO_KEYWORDS))
+        leaves = [narrow(leaf) for leaf in leaves]   # longdouble -> float64 (core/precision.py)
         self.positions = _leaf_positions(self.in_tree)
         self.kept = {}  # leaf index -> the Python value passed through unchanged
         if python_values:

@@ -264,6 +264,7 @@ from .linalg import norm
 
 float32, float64, int32, int64, bool_ = _np.float32, _np.float64, _np.int32, _np.int64, _np.bool_
 complex64, complex128, float16, dtype = _np.complex64, _np.complex128, _np.float16, _np.dtype
+longdouble, clongdouble = _np.longdouble, _np.clongdouble   # accepted, computed in float64 (core/precision.py)
 
 pi, e, inf, nan, newaxis = _np.pi, _np.e, _np.inf, _np.nan, None
 

@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 
 from ..core.errors import IndexOutOfRangeError, ShapeError
+from ..core.precision import narrow, narrow_dtype
 from ..core.types import Aval
 from ..primitives import elementwise as ew
 from ..primitives import structural
@@ -44,7 +45,7 @@ def asvalue(value):
         return value
     if isinstance(value, (list, tuple)) and holds_tracer(value):
         return stack_nested(value)
-    return np.asarray(value)
+    return narrow(np.asarray(value))   # longdouble -> float64 (core/precision.py)
 
 
 def holds_tracer(value) -> bool:
@@ -81,9 +82,9 @@ def cast(value, target_dtype):
     """Convert a value to `target_dtype` (Python scalars become 0-d arrays). Complex to real (an explicit
     astype) keeps the real part with NumPy's ComplexWarning: never silently."""
     if is_python_scalar(value):
-        return np.asarray(value, target_dtype)
+        return np.asarray(value, narrow_dtype(target_dtype))
     value = asvalue(value)
-    target = np.dtype(target_dtype)
+    target = narrow_dtype(target_dtype)
     if dtype(value).kind == "c" and target.kind in "fiu":
         warnings.warn(f"casting {dtype(value)} to {target} discards the imaginary part", np.exceptions.ComplexWarning,
                       stacklevel=3)

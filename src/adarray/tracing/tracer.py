@@ -22,6 +22,7 @@ from ..core import primitive as primitive_module
 from ..core.builder import Builder
 from ..core.errors import TracingError
 from ..core.ir import Literal, Program, Var, walk
+from ..core.precision import narrow
 from ..core.pytree import flatten
 from ..core.types import Aval, aval_of, is_complex, is_float
 from .concrete import ConcreteValues, check_conversion, convert, integer_array
@@ -70,6 +71,7 @@ class Trace(Builder, ConcreteValues):
             return self.closure[key][1]
         if isinstance(value, Literal):
             return value
+        value = narrow(value)   # a longdouble constant: float64 (core/precision.py)
         return Literal(np.asarray(value), aval_of(value))
 
     def emit(self, prim, args, params):
@@ -112,7 +114,7 @@ def _grows_a_constant(prim, args, params) -> bool:
 
 
 def _eager(prim, args, params):
-    arrays = [a.value if isinstance(a, Literal) else np.asarray(a) for a in args]
+    arrays = [a.value if isinstance(a, Literal) else np.asarray(narrow(a)) for a in args]
     prim.abstract_eval(*[aval_of(a) for a in arrays], **params)
     return evaluate(prim, arrays, params)
 
