@@ -23,7 +23,7 @@ SECTION = "## Compatibility with NumPy and SciPy"
 MODULES = {
     "numpy": "adarray.numpy", "numpy.linalg": "adarray.numpy.linalg", "numpy.fft": "adarray.numpy.fft",
     "scipy.special": "adarray.scipy.special", "scipy.linalg": "adarray.scipy.linalg",
-    "scipy.stats": "adarray.scipy.stats", "nn": "adarray.nn",
+    "scipy.stats": "adarray.scipy.stats", "scipy.signal": "adarray.scipy.signal", "nn": "adarray.nn",
 }
 ROW = re.compile(r"^\|\s*`?([\w.]+)`?\s*\|([^|]*)\|([^|]*)\|([^|]*)\|\s*$")
 NAME = re.compile(r"`([^`]+)`")
