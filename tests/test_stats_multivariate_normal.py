@@ -29,7 +29,7 @@ def _symmetric(d):
 
 
 def test_program_size_does_not_grow_with_the_dimension():
-    # The Cholesky loop of the previous version traced 2,609 equations at d = 90 (31,293 for the gradient).
+    # The Cholesky loop of the previous version traced 2,609 equations at d = 90 (31,293 for the gradient); now 19 (38).
     sizes = {}
     for d in (5, 90):
         cov, x, mean = _psd(d), rng.normal(size=(7, d)), rng.normal(size=d)
@@ -37,7 +37,7 @@ def test_program_size_does_not_grow_with_the_dimension():
         sizes[d] = (len(ad.make_ir(f)(x, mean, cov).eqns),
                     len(ad.make_ir(ad.grad(f, argnums=(0, 1, 2)))(x, mean, cov).eqns))
     assert sizes[90] == sizes[5]
-    assert sizes[90][0] <= 20 and sizes[90][1] <= 40, sizes
+    assert sizes[90][0] <= 30 and sizes[90][1] <= 60, sizes
 
 
 @pytest.mark.parametrize("d", [1, 3, 90])

@@ -5,8 +5,10 @@ points, as in SciPy); `mean` has shape (d,) and `cov` is a scalar (cov * I), a v
 a (d, d) matrix; leading axes of `mean` and `cov` broadcast against those of `x` (as in JAX). The
 result has shape x.shape[:-1] (SciPy also squeezes axes of length 1 away).
 
-A covariance matrix is factored by Cholesky (one `cholesky` and one `solve_triangular`, whatever d),
-reading its lower triangle as SciPy does; a matrix that is not positive definite raises LinAlgError.
+A covariance matrix is factored by Cholesky (one `cholesky` and one `solve_triangular`, whatever d) of
+its symmetric part (cov + cov^T) / 2, as anp.linalg.cholesky and JAX read it (SciPy reads the lower
+triangle: the same matrix for a symmetric cov), so its gradient is symmetric; a matrix that is not
+positive definite raises LinAlgError.
 With allow_singular=True the covariance may be positive semidefinite, as in SciPy: eigenvalues at or
 below SciPy's cutoff (1e6 eps times the largest, 1e3 eps in float32) count as zero, the density is
 taken on the subspace the others span (the pseudo-inverse and pseudo-determinant, `rank` instead of d
@@ -116,7 +118,7 @@ def _singular_logpdf(cov, diff, d):
         rcond = (1e3 if values.dtype == np.float32 else 1e6) * np.finfo(values.dtype).eps  # _cutoff's, relative
         # The pseudo-inverse's own rule: exact while the rank holds, also with repeated (zero) eigenvalues,
         # where the eigenvectors have no derivative.
-        inverse = anp.linalg.pinv(_lower_symmetric(cov), rcond=rcond)
+        inverse = anp.linalg.pinv(_symmetric_part(cov), rcond=rcond)
         quadratic = anp.sum(diff * anp.squeeze(anp.matmul(inverse, diff[..., None]), -1), axis=-1)
         components = anp.squeeze(anp.matmul(anp.swapaxes(anp.stop_gradient(vectors), -1, -2), diff[..., None]), -1)
         off_support = anp.sum(anp.where(anp.greater(values, cutoff), 0.0, components * components), axis=-1)
@@ -126,10 +128,9 @@ def _singular_logpdf(cov, diff, d):
     return anp.where(indefinite, np.nan, value)
 
 
-def _lower_symmetric(cov):
-    """The symmetric matrix of cov's lower triangle (the entries SciPy's eigh reads)."""
-    lower = anp.tril(cov)
-    return lower + anp.swapaxes(anp.tril(cov, -1), -1, -2)
+def _symmetric_part(cov):
+    """(cov + cov^T) / 2, the matrix anp.linalg.cholesky and eigh read."""
+    return (cov + anp.swapaxes(cov, -1, -2)) * 0.5
 
 
 def logpdf(x, mean=None, cov=1, allow_singular=False):
@@ -166,7 +167,7 @@ def entropy(mean=None, cov=1):
     2.837877066409
     """
     _, cov, d = _parameters("entropy", mean, cov)
-    log_pdet, rank, indefinite = _pseudo_log_det(_spectrum(_lower_symmetric(cov) if cov.ndim >= 2 else cov, d))
+    log_pdet, rank, indefinite = _pseudo_log_det(_spectrum(cov, d))
     return anp.where(indefinite, np.nan, 0.5 * (rank * (LOG_2PI + 1.0) + log_pdet))
 
 
