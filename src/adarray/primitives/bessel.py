@@ -26,8 +26,7 @@ from ..core.errors import ShapeError, UnsupportedError
 from ..core.primitive import Primitive, is_zero, unsupported
 from ..core.types import is_real_float
 from . import elementwise as ew
-from .rules import batch_elementwise
-from .taylor import FROM_JVP
+from .rules import batch_elementwise, elementwise
 
 ORDER_NOT_DIFFERENTIABLE = unsupported(
     "the derivative with respect to the order is not implemented (only the argument x is differentiable); "
@@ -48,26 +47,27 @@ def _abstract_eval(name):
 
 
 def _map(name, partial, singular=False):
-    """A Bessel map whose derivative in x is `partial(order, x, out)`; the order's is a raising marker."""
+    """A Bessel map whose derivative in x is `partial(order, x, out)` (the rule kind `elementwise`, its
+    conventions for singular partials included); the order's derivative is a raising marker."""
     prim = Primitive(name, _abstract_eval(name))
-    scale = ew.safe_mul if singular else ew.mul
+    elementwise(prim, lambda m, order, x, out: (None, partial(order, x, out)), singular=singular)
+    x_jvp, x_vjp = prim.jvp, prim.vjp
 
     def refuse():
         raise UnsupportedError(f"'{name}' does not support differentiation in its order: "
                                f"{ORDER_NOT_DIFFERENTIABLE.reason}")
 
     def jvp(tangents, primals, output):
-        order_tangent, x_tangent = tangents
-        if not is_zero(order_tangent):
+        if not is_zero(tangents[0]):
             refuse()
-        return scale(x_tangent, partial(*primals, output))
+        return x_jvp(tangents, primals, output)
 
     def vjp(cotangent, primals, output, needs):
         if needs[0]:
             refuse()
-        return [None, scale(cotangent, partial(*primals, output)) if needs[1] else None]
+        return x_vjp(cotangent, primals, output, needs)
 
-    prim.jvp, prim.vjp, prim.taylor = jvp, vjp, FROM_JVP
+    prim.jvp, prim.vjp = jvp, vjp
     batch_elementwise(prim)
     prim.elementwise = True
     return prim
