@@ -10,6 +10,7 @@ import scipy.stats as st
 import adarray as ad
 import adarray.numpy as anp
 from adarray.scipy.stats import multivariate_normal as mvn
+from adarray.testing import numerical_derivative
 
 rng = np.random.default_rng(21)
 
@@ -19,8 +20,9 @@ def _psd(d, rank=None):
     return factor @ factor.T + (np.eye(d) if rank is None else 0.0)
 
 
-def _central(f, x, direction, eps=1e-6):
-    return (f(x + eps * direction) - f(x - eps * direction)) / (2 * eps)
+def _central(f, x, direction):
+    """The derivative of f at x along `direction`, by adarray.testing's central differences."""
+    return numerical_derivative(lambda t: f(x + t * direction), 0.0)
 
 
 def _symmetric(d):
