@@ -110,15 +110,15 @@ def ive(v, x):
 # are accurate -------------------------------------------------------------------------------------------
 
 _SHAPES = [(), (3,), (2, 3), (0, 2)]
-_DOMAINS = {"jn": (-8.0, 12.0), "yn": (0.5, 12.0), "iv": (-4.0, 6.0), "ive": (-4.0, 6.0)}
+_DOMAINS = {jn_p: (-8.0, 12.0), yn_p: (0.5, 12.0), iv_p: (-4.0, 6.0), ive_p: (-4.0, 6.0)}
 
 
-def _sampler(name):
-    low, high = _DOMAINS[name]
+def _sampler(prim):
+    low, high = _DOMAINS[prim]
 
     def sample(rng):
         cases = [([rng.integers(-3, 5, shape), rng.uniform(low, high, shape)], {}) for shape in _SHAPES]
-        edge = {"yn": [0.3, 25.0, 40.0, 0.7], "ive": [0.05, -0.05, 30.0, 0.7]}.get(name, [0.0, 0.0, 3.0, 0.7])
+        edge = {yn_p: [0.3, 25.0, 40.0, 0.7], ive_p: [0.05, -0.05, 30.0, 0.7]}.get(prim, [0.0, 0.0, 3.0, 0.7])
         cases.append(([np.array([0, 1, 2, 5]), np.array(edge)], {}))  # x = 0 (J, I: ive has a kink there), large x
         cases.append(([np.array([0, 1, 3], np.int32), rng.uniform(low, high, 3).astype(np.float32)], {}))
         return cases
@@ -126,7 +126,7 @@ def _sampler(name):
     return sample
 
 
-for _name in _DOMAINS:
-    globals()[f"{_name}_p"].sample = _sampler(_name)
+for _prim in _DOMAINS:
+    _prim.sample = _sampler(_prim)
 
 __all__ = ["ORDER_NOT_DIFFERENTIABLE", "iv", "iv_p", "ive", "ive_p", "jn", "jn_p", "yn", "yn_p"]
