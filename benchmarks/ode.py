@@ -21,11 +21,8 @@ adarray's loss (relative 1e-5), and the final parameters of every tool against t
 from __future__ import annotations
 
 import argparse
-import csv
-import importlib.util
 import os
 import sys
-import time
 
 import numpy as np
 
@@ -33,14 +30,13 @@ import adarray as ad
 import adarray.numpy as anp
 from adarray.scipy.integrate import odeint
 
-from .timing import relaunch, threads_fixed
+from .timing import CLOCKS, available, chosen_tools, pyplot, relaunch, threads_fixed, write_results
 
 TOOLS = ("default", "numpy", "numba", "jax", "jax.jit")
 TRUTH = np.array([1.1, 0.4, 0.1, 0.4])
 START = TRUTH * np.array([1.2, 0.8, 1.2, 0.8])
 Y0 = np.array([10.0, 5.0])
 LEARNING_RATE = 0.01
-CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
 LABELS = {"default": "adarray, no backend named", "numpy": "adarray, numpy", "numba": "adarray, numba",
           "jax": "adarray, jax", "jax.jit": "jax.jit, JAX's odeint"}
 
@@ -100,10 +96,6 @@ def value_and_gradient(tool, times, data):
     return call, f"adarray {ad.__version__}, {backend or 'no backend named'}"
 
 
-def available(tool: str) -> bool:
-    engine = {"numba": "numba", "jax": "jax", "jax.jit": "jax"}.get(tool)
-    return engine is None or importlib.util.find_spec(engine) is not None
-
 
 def fit(call, steps: int, clock):
     """Adam from START for `steps` steps: (seconds, seconds of the first call, final loss, final theta), the first
@@ -155,10 +147,7 @@ def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:  # a usage error is exit status 2, returned rather than raised (adarray bench calls main)
         args = parser.parse_args(argv)
-        tools = [t for t in args.tools.split(",") if t]
-        unknown = [t for t in tools if t not in TOOLS]
-        if unknown or not tools:
-            parser.error(f"unknown tool {', '.join(unknown) or '(none)'}; choose from {', '.join(TOOLS)}")
+        tools = chosen_tools(parser, args.tools, TOOLS)
         if args.threads < 1 or args.steps < 1 or args.points < 2 or args.repeat < 1:
             parser.error("--threads, --steps and --repeat must be at least 1, --points at least 2")
     except SystemExit as exit_:
@@ -177,7 +166,7 @@ def run(args, tools) -> int:
     reference = finite_differences(adarray_loss(times, data), START)
     print(f"# Lotka-Volterra fit: {args.points} observations in [0, {args.horizon:g}], {args.steps} Adam steps, "
           f"float64, {args.threads} thread(s) on {os.cpu_count()} cores, {args.clock} clock")
-    rows, failures, first_theta = [], [], None
+    rows, lines, failures, first_theta = [], [], [], None
     header = ("| tool | gradient ms | first call s | fit s | final loss | gradient vs differences |\n"
               "|---|---:|---:|---:|---:|---:|")
     print(header, flush=True)
@@ -198,12 +187,13 @@ def run(args, tools) -> int:
             failures.append(f"{tool}: the fit ends at {theta}, not at {first_theta}")
         row = (tool, version, steady * 1e3, first, seconds, loss, error)
         rows.append(row)
-        print(f"| {tool} ({version}) | {row[2]:.2f} | {first:.2f} | {seconds:.2f} | {loss:.4g} | {error:.1e} |",
-              flush=True)
+        lines.append(f"| {tool} ({version}) | {row[2]:.2f} | {first:.2f} | {seconds:.2f} | {loss:.4g} | {error:.1e} |")
+        print(lines[-1], flush=True)
     for failure in failures:
         print(f"WRONG: {failure}")
     if args.out:
-        _write(args.out, header, rows)
+        write_results(args.out, "ode", header, lines,
+                      ["tool", "version", "gradient_ms", "first_call_s", "fit_s", "final_loss", "gradient_error"], rows)
     if args.plot and rows:
         _plot(rows, args.plot, args.steps)
     return 1 if failures else 0
@@ -215,27 +205,9 @@ def _timed(call, clock) -> float:
     return clock() - begin
 
 
-def _write(folder, header, rows) -> None:
-    os.makedirs(folder, exist_ok=True)
-    with open(os.path.join(folder, "ode.md"), "w") as md:
-        md.write(header + "\n")
-        for tool, version, grad_ms, first, seconds, loss, error in rows:
-            md.write(f"| {tool} ({version}) | {grad_ms:.2f} | {first:.2f} | {seconds:.2f} | {loss:.4g} | "
-                     f"{error:.1e} |\n")
-    with open(os.path.join(folder, "ode.csv"), "w", newline="") as file:
-        writer = csv.writer(file)
-        writer.writerow(['tool', 'version', 'gradient_ms', 'first_call_s', 'fit_s', 'final_loss', 'gradient_error'])
-        writer.writerows(rows)
-
-
 def _plot(rows, path, steps) -> None:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("(no plot: matplotlib is in the bench extra)")
+    plt = pyplot()
+    if plt is None:
         return
     labels = [LABELS.get(row[0], row[0]) for row in rows]
     figure, (left, right) = plt.subplots(1, 2, figsize=(9, 3.2))

@@ -4,7 +4,9 @@
 """
 from __future__ import annotations
 
+import csv
 import gc
+import importlib.util
 import os
 import subprocess
 import sys
@@ -15,6 +17,8 @@ from pathlib import Path
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
                     "NUMEXPR_NUM_THREADS", "NUMBA_NUM_THREADS")
 REPO_ROOT = Path(__file__).resolve().parents[1]
+CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}  # --clock: cpu is steadier on a busy machine
+ENGINES = {"numba": "numba", "jax": "jax", "jax.jit": "jax", "torch": "torch"}  # tool -> the package it needs
 
 
 def best_time(fn, *args, min_total=0.2, max_repeats=20):
@@ -55,3 +59,42 @@ def relaunch(module: str, argv, threads: int) -> int:
     sys.stdout.flush()
     sys.stderr.flush()
     return subprocess.call([sys.executable, "-m", module, *argv], env=env)
+
+
+def chosen_tools(parser, text: str, known) -> list[str]:
+    """The comma-separated tools of `text`, each one of `known`; else a usage error through `parser`."""
+    tools = [tool for tool in text.split(",") if tool]
+    unknown = [tool for tool in tools if tool not in known]
+    if unknown or not tools:
+        parser.error(f"unknown tool {', '.join(unknown) or '(none)'}; choose from {', '.join(known)}")
+    return tools
+
+
+def available(tool: str) -> bool:
+    """Is the engine that `tool` needs installed (adarray's own tools need none)?"""
+    engine = ENGINES.get(tool)
+    return engine is None or importlib.util.find_spec(engine) is not None
+
+
+def write_results(folder, name: str, header: str, lines, columns, rows) -> None:
+    """`name`.md (the printed table: its header and lines) and `name`.csv (columns and rows) in `folder`."""
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, f"{name}.md"), "w") as md:
+        md.write(header + "\n" + "".join(line + "\n" for line in lines))
+    with open(os.path.join(folder, f"{name}.csv"), "w", newline="") as file:
+        writer = csv.writer(file)
+        writer.writerow(columns)
+        writer.writerows(rows)
+
+
+def pyplot():
+    """matplotlib.pyplot drawing to files (Agg), or None with a message when matplotlib is not installed."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("(no plot: matplotlib is in the bench extra)")
+        return None
+    return plt

@@ -20,22 +20,18 @@ parameters (relative 1e-6: the same arithmetic, rounded differently).
 from __future__ import annotations
 
 import argparse
-import csv
-import importlib.util
 import os
 import sys
-import time
 
 import numpy as np
 
 import adarray as ad
 import adarray.numpy as anp
 
-from .timing import relaunch, threads_fixed
+from .timing import CLOCKS, available, chosen_tools, pyplot, relaunch, threads_fixed, write_results
 
 TOOLS = ("default", "numpy", "numba", "jax", "jax.jit", "torch")
 BATCH, HIDDEN, CLASSES, LEARNING_RATE = 256, 128, 10, 0.1
-CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
 LABELS = {"default": "adarray, no backend named", "numpy": "adarray, numpy", "numba": "adarray, numba",
           "jax": "adarray, jax", "jax.jit": "jax.jit",
           "torch": "PyTorch"}
@@ -133,10 +129,6 @@ def trainer(tool):
     return run, lambda params: {k: np.asarray(v) for k, v in params.items()}, f"adarray {ad.__version__}, {label}"
 
 
-def available(tool: str) -> bool:
-    engine = {"numba": "numba", "jax": "jax", "jax.jit": "jax", "torch": "torch"}.get(tool)
-    return engine is None or importlib.util.find_spec(engine) is not None
-
 
 def train(tool, images, onehot, schedule, clock):
     """(seconds per epoch, loss of the last epoch, final NumPy parameters, version) of `tool`."""
@@ -170,10 +162,7 @@ def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:  # a usage error is exit status 2, returned rather than raised (adarray bench calls main)
         args = parser.parse_args(argv)
-        tools = [t for t in args.tools.split(",") if t]
-        unknown = [t for t in tools if t not in TOOLS]
-        if unknown or not tools:
-            parser.error(f"unknown tool {', '.join(unknown) or '(none)'}; choose from {', '.join(TOOLS)}")
+        tools = chosen_tools(parser, args.tools, TOOLS)
         if args.threads < 1 or args.epochs < 2:
             parser.error("--threads must be at least 1 and --epochs at least 2")
     except SystemExit as exit_:
@@ -198,7 +187,7 @@ def run(args, tools) -> int:
     header = ("| tool | first epoch s | steady epoch ms | steady step µs | last epoch's loss |\n"
               "|---|---:|---:|---:|---:|")
     print(header, flush=True)
-    rows, failures, reference = [], [], None
+    rows, lines, failures, reference = [], [], [], None
     for tool in tools:
         if not available(tool):
             print(f"| {tool} | not installed, skipped | | | |", flush=True)
@@ -214,36 +203,21 @@ def run(args, tools) -> int:
         steady = min(seconds[1:])
         row = (tool, version, seconds[0], steady * 1e3, steady / len(schedule[0]) * 1e6, final_loss)
         rows.append(row)
-        print(f"| {tool} ({version}) | {row[2]:.2f} | {row[3]:.1f} | {row[4]:.0f} | {final_loss:.4f} |", flush=True)
+        lines.append(f"| {tool} ({version}) | {row[2]:.2f} | {row[3]:.1f} | {row[4]:.0f} | {final_loss:.4f} |")
+        print(lines[-1], flush=True)
     for failure in failures:
         print(f"WRONG: {failure}")
     if args.out:
-        _write(args.out, header, rows)
+        write_results(args.out, "train", header, lines,
+                      ["tool", "version", "first_epoch_s", "steady_epoch_ms", "steady_step_us", "final_loss"], rows)
     if args.plot and rows:
         _plot(rows, args.plot)
     return 1 if failures else 0
 
 
-def _write(folder, header, rows) -> None:
-    os.makedirs(folder, exist_ok=True)
-    with open(os.path.join(folder, "train.md"), "w") as md:
-        md.write(header + "\n")
-        for tool, version, first, steady_ms, step_us, final_loss in rows:
-            md.write(f"| {tool} ({version}) | {first:.2f} | {steady_ms:.1f} | {step_us:.0f} | {final_loss:.4f} |\n")
-    with open(os.path.join(folder, "train.csv"), "w", newline="") as file:
-        writer = csv.writer(file)
-        writer.writerow(['tool', 'version', 'first_epoch_s', 'steady_epoch_ms', 'steady_step_us', 'final_loss'])
-        writer.writerows(rows)
-
-
 def _plot(rows, path) -> None:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("(no plot: matplotlib is in the bench extra)")
+    plt = pyplot()
+    if plt is None:
         return
     labels = [LABELS.get(row[0], row[0]) for row in rows]
     figure, (left, right) = plt.subplots(1, 2, figsize=(9, 3.2))
