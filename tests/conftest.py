@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import gc
+import importlib.util
 import os
 
 import pytest
@@ -48,3 +49,13 @@ def builds(monkeypatch):
     counted.count = 0
     monkeypatch.setattr(staging, "_build", counted)
     return counted
+
+
+@pytest.fixture(params=["numpy"] + (["numba"] if importlib.util.find_spec("numba") else []))
+def reversible_backend(request):
+    """Each installed reversible backend in turn (a test asks for it by this name)."""
+    from adarray import reversible as rv
+
+    previous = rv.set_reversible_backend(request.param)
+    yield request.param
+    rv.set_reversible_backend(previous)

@@ -2,7 +2,6 @@
 where the arithmetic is exact), gradients against ad.grad of plain array programs and finite differences, second
 order against ad.hessian, on the NumPy interpreter and on Numba (tests/test_jax_reversible.py lowers the same
 programs to XLA)."""
-import importlib.util
 import math
 
 import numpy as np
@@ -13,15 +12,6 @@ import adarray.numpy as anp
 import adarray.reversible as rv
 from adarray.reversible import ReversibilityError
 from adarray.testing import numerical_gradient
-
-BACKENDS = ["numpy"] + (["numba"] if importlib.util.find_spec("numba") else [])
-
-
-@pytest.fixture(params=BACKENDS)
-def backend(request):
-    previous = rv.set_reversible_backend(request.param)
-    yield request.param
-    rv.set_reversible_backend(previous)
 
 
 def _close(got, want, rtol=1e-12, atol=0.0):
@@ -80,7 +70,7 @@ def array_plain(x, n):
     return anp.sum(x * anp.cos(x))
 
 
-def test_a_stack_keeps_what_each_step_forgets(backend):
+def test_a_stack_keeps_what_each_step_forgets(reversible_backend):
     x, r = 0.4, 2.1
     out = damped_map(0.0, x, r, 30)
     _close(out[0], damped_plain(x, r, 30), rtol=1e-13)
@@ -95,7 +85,7 @@ def test_a_stack_keeps_what_each_step_forgets(backend):
     back = rv.invert(array_steps)(*out)
     assert back[0] == 0.0 and np.array_equal(back[1], v)
     _close(rv.grad(array_steps)(0.0, v, 12)[1], ad.grad(lambda v: array_plain(v, 12))(v), rtol=1e-11)
-    if backend == "numpy":  # second order on Numba: tests/test_backend_numba.py's reversible cases, and below
+    if reversible_backend == "numpy":  # second order on Numba: test_backend_numba.py
         _close(ad.hessian(lambda x: damped_map(0.0, x, r, 30)[0])(x),
                ad.hessian(lambda x: damped_plain(x, r, 30))(x), rtol=1e-9)
         _close(ad.hessian(lambda v: array_steps(0.0, v, 12)[0])(v), ad.hessian(lambda v: array_plain(v, 12))(v),
@@ -131,7 +121,7 @@ def save_and_restore(y, x, k):
     rv.free(s, rv.stack())
 
 
-def test_stacks_through_calls_and_of_every_kind(backend):
+def test_stacks_through_calls_and_of_every_kind(reversible_backend):
     assert save_and_restore(1.0, 0.5, 3)[0] == pytest.approx(1.0 + 0.25 + 4.5, rel=1e-15)
     assert rv.grad(save_and_restore)(1.0, 0.5, 3)[1] == pytest.approx(2 * 0.5 + 9.0, rel=1e-15)
     assert rv.invert(save_and_restore)(*save_and_restore(1.0, 0.5, 3)) == (1.0, 0.5, 3)
@@ -155,7 +145,7 @@ def overfull_example(y, n):
     rv.free(s, rv.stack())
 
 
-def test_stack_checks(backend):
+def test_stack_checks(reversible_backend):
     assert overfull_example(1.5, 2) == (1.5, 2)
     with pytest.raises(ReversibilityError, match=r"rv.push\(s, t\): the stack 's' is full \(its capacity is 2\)"):
         overfull_example(1.5, 3)
@@ -269,7 +259,7 @@ def exp_series(y, x):
     rv.free(term, 1.0)
 
 
-def test_lognumbers_multiply_exactly(backend):
+def test_lognumbers_multiply_exactly(reversible_backend):
     x = 1.3
     out = power(0.0, x, 7)
     _close(out[0], x ** 7, rtol=1e-12)  # 2**-42 units of the log: 2.3e-13 relative per factor
@@ -315,7 +305,7 @@ def drift(p_log, x, n):
     rv.free(p, 1.0)
 
 
-def test_lognumbers_come_back_exactly_and_read_their_log_exactly(backend):
+def test_lognumbers_come_back_exactly_and_read_their_log_exactly(reversible_backend):
     assert drift(0.0, 0.37, 500) == (0.0, 0.37, 500)  # rv.free(p, 1.0) checks the integer exactly
 
     @rv.reversible
@@ -329,7 +319,7 @@ def test_lognumbers_come_back_exactly_and_read_their_log_exactly(backend):
     assert y * 2.0 ** 42 == round(math.log(10.0) * 2.0 ** 42)
 
 
-def test_lognumber_checks(backend):
+def test_lognumber_checks(reversible_backend):
     with pytest.raises(ReversibilityError, match=r"`lx \*= x`: a lognumber is multiplied by positive finite "
                                                  r"numbers \(the factor's log is nan\)"):
         power(0.0, -1.0, 2)
@@ -402,7 +392,7 @@ def complex_plain(a, x, theta):
             + anp.imag(z ** 2))
 
 
-def test_complex_values_and_their_gradients(backend):
+def test_complex_values_and_their_gradients(reversible_backend):
     rng = np.random.default_rng(3)
     a = rng.standard_normal((3, 4)) + 1j * rng.standard_normal((3, 4))
     x = rng.standard_normal(4) + 1j * rng.standard_normal(4)
@@ -419,7 +409,7 @@ def test_complex_values_and_their_gradients(backend):
     real_part = numerical_gradient(lambda r: complex_loss(0.0, y, a, r + 1j * x.imag, theta)[0], x.real)
     imag_part = numerical_gradient(lambda i: complex_loss(0.0, y, a, x.real + 1j * i, theta)[0], x.imag)
     _close(grads[3], real_part - 1j * imag_part, rtol=1e-6)
-    if backend == "numpy":  # second order on Numba: see above
+    if reversible_backend == "numpy":  # second order on Numba: see above
         hessian = ad.hessian(lambda t: complex_loss(0.0, y, a, x, t)[0])(theta)
         assert hessian == pytest.approx(ad.hessian(lambda t: complex_plain(a, x, t))(theta), rel=1e-10)
 
