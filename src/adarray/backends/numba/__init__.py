@@ -5,7 +5,8 @@
 
 A fusion plan groups what moves data (elementwise chains, elementwise into reductions and scans,
 gathers feeding elementwise operations) into loop nests; fold, while and cond bodies are emitted
-inline, so a loop runs as one native loop; large contractions call BLAS. A primitive without a
+inline, so a loop runs as one native loop, and so does a while loop's reverse mode (while_grad:
+`checkpointing.py`); large contractions call BLAS. A primitive without a
 lowering here runs on the NumPy backend's implementation, and the compiled groups are cut there
 (`coverage()` lists both kinds). Scalar kernels and their mixed-mode derivatives are kernel calls,
 written by the same generator (their standalone execution mode, for calls made on the NumPy
@@ -16,7 +17,7 @@ says how to install it.
 """
 from ...core.engines import numba_available
 from ...core.primitive import REGISTRY
-from . import arithmetic, arrays, contraction, control, elementwise, parallel, reductions, sorting  # noqa: F401
+from . import arithmetic, arrays, checkpointing, contraction, control, elementwise, parallel, reductions, sorting  # noqa: F401
 from .table import LOWERINGS, lowerable
 
 

@@ -209,14 +209,17 @@ class ProgramEmitter:
     def allocate(self, aval, prefix: str = "b") -> str:
         """A fresh array of `aval`; inside a loop body it is allocated once, before the loops."""
         name = self.fresh(prefix)
-        line = f"{name} = {allocation(aval)}"
+        self.hoist(f"{name} = {allocation(aval)}")
+        self.writer.contiguous.add(name)
+        return name
+
+    def hoist(self, line: str) -> None:
+        """Write `line` here at the top level; inside a loop body, once at the start of the function."""
         if self.depth > 0:
             if not self.silent:
                 self.writer.prologue.append("    " + line)
         else:
             self.emit(line)
-        self.writer.contiguous.add(name)
-        return name
 
     # --- reading -----------------------------------------------------------------------------------
 

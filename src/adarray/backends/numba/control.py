@@ -65,7 +65,7 @@ def _call(em, eqn):
                           indent=em.indent, silent=em.silent).run()
 
 
-def _carry_storage(em, init_atoms, avals):
+def carry_storage(em, init_atoms, avals):
     """(current, next) storage per carry: locals for rank 0, two arrays otherwise."""
     from .codegen import Buffer, Local
 
@@ -88,7 +88,7 @@ def _typed(text, aval) -> str:
     return f"{scalar.type_name(aval.dtype)}({text})"
 
 
-def _swap(em, current, following) -> None:
+def swap(em, current, following) -> None:
     from .codegen import Local
 
     for now, after in zip(current, following):
@@ -129,7 +129,7 @@ def _fold(em, eqn):
     consts = [em.source(a) for a in eqn.inputs[:num_consts]]
     init = eqn.inputs[num_consts:num_consts + num_carry]
     xs = eqn.inputs[num_consts + num_carry:]
-    current, following = _carry_storage(em, init, body.out_avals[:num_carry])
+    current, following = carry_storage(em, init, body.out_avals[:num_carry])
     ys = [Buffer(em.allocate(var.aval, "y")) for var in eqn.outputs[num_carry:]]
     if length == 0:
         return current + ys
@@ -138,7 +138,7 @@ def _fold(em, eqn):
     with em.block(header):
         rows = [_row_source(em, x, t) for x in xs]
         _nested(em, body, consts + current + rows, following + [Buffer(y.name, (t,)) for y in ys])
-        _swap(em, current, following)
+        swap(em, current, following)
     return current + ys
 
 
@@ -146,13 +146,13 @@ def _fold(em, eqn):
 def _while(em, eqn):
     cond, body, num_consts = eqn.params["cond"], eqn.params["body"], eqn.params["num_consts"]
     consts = [em.source(a) for a in eqn.inputs[:num_consts]]
-    current, following = _carry_storage(em, eqn.inputs[num_consts:], body.out_avals)
+    current, following = carry_storage(em, eqn.inputs[num_consts:], body.out_avals)
     with em.block("while True:"):
         (test,) = _nested(em, cond, consts + current)
         em.emit(f"if not {test.read(())}:")
         em.emit("    break")
         _nested(em, body, consts + current, following)
-        _swap(em, current, following)
+        swap(em, current, following)
     return current
 
 
