@@ -3,6 +3,8 @@ loops over a stack of checkpoints, odeint's gradient compiled whole, and higher-
 inside branches."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -70,3 +72,30 @@ def test_odeint_gradient_is_one_compiled_function():
     times = np.linspace(0.0, 1.0, 3)
     exact = [np.sum(-2 * times * np.exp(-2 * k * times)) for k in rates]
     np.testing.assert_allclose(got, exact, rtol=1e-6)
+
+
+def _looped_branch(x):
+    return ad.cond(anp.sum(x) < 0.5, lambda o: ad.fori_loop(0, 1, lambda i, c: anp.sin(c), o), anp.cos, x)
+
+
+@pytest.mark.parametrize("x", [np.array([0.1, 0.2]), np.array([0.4, 0.7])], ids=["sin branch", "cos branch"])
+def test_third_order_programs_of_a_loop_in_a_branch_compile(x):
+    # a cond's branch index was named like the program's constants (k2), which Numba then typed as an int
+    v = np.array([1.0, -0.5])
+    taken = np.sin if np.sum(x) < 0.5 else np.cos
+    derivatives = [taken(x), *(taken(x + np.pi / 2 * k) for k in (1, 2, 3))]  # sin^(k)(x) = sin(x + k pi / 2)
+    exact = [d * v ** k / math.factorial(k) for k, d in enumerate(derivatives)]
+
+    def third(y):
+        first = lambda z: ad.jvp(_looped_branch, (z,), (v,))[1]
+        second = lambda z: ad.jvp(first, (z,), (v,))[1]
+        return ad.jvp(second, (y,), (v,))[1]
+
+    np.testing.assert_allclose(ad.jit(third, backend="numba")(x), 6 * exact[3], rtol=1e-13)
+    coefficients = ad.jit(lambda y: ad.taylor(_looped_branch, 3)(y, v), backend="numba")(x)
+    for got, want in zip(coefficients, exact):
+        np.testing.assert_allclose(got, want, rtol=1e-13)
+    primal, series = ad.jit(lambda y: ad.jet(_looped_branch, (y,), ([v, 0 * v, 0 * v],)), backend="numba")(x)
+    np.testing.assert_allclose(primal, exact[0], rtol=1e-13)
+    for k, got in enumerate(series, 1):
+        np.testing.assert_allclose(got, exact[k] * math.factorial(k), rtol=1e-13)

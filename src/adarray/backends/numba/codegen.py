@@ -122,7 +122,7 @@ class FunctionWriter:
         for name, array in self.constants:
             if array is value:
                 return name
-        name = f"k{len(self.constants)}"
+        name = f"_k{len(self.constants)}"  # never a fresh() name (a cond's index "k2" took the name of a constant)
         self.constants.append((name, value))
         return name
 
