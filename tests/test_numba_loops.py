@@ -99,3 +99,83 @@ def test_third_order_programs_of_a_loop_in_a_branch_compile(x):
     np.testing.assert_allclose(primal, exact[0], rtol=1e-13)
     for k, got in enumerate(series, 1):
         np.testing.assert_allclose(got, exact[k] * math.factorial(k), rtol=1e-13)
+
+
+# --- scratch arrays kept across calls (workspace.py) ----------------------------------------------------------
+
+
+def test_scratch_arrays_are_reused_across_calls_and_share_memory():
+    def f(x):
+        a = anp.exp(anp.cumsum(x))        # scratch, dead after b
+        b = anp.cumsum(anp.sin(a)) * 2.0  # scratch, dead after c
+        c = anp.cumsum(anp.cos(b))
+        return anp.sum(c * c)
+
+    x = np.linspace(-1.0, 1.0, 1000)
+    segment = runtime.CompiledSegment(ad.make_ir(f)(x), "f")
+    plan = segment.workspace.plan
+    assert len(plan.params) >= 2
+    assert plan.nbytes < sum(int(np.prod(shape)) * dtype.itemsize for _, _, shape, dtype in plan.params)
+    first = segment.workspace.views()
+    want = ad.jit(f)(x)
+    for _ in range(3):
+        np.testing.assert_allclose(segment(x)[0], want, rtol=1e-12)
+        assert all(a is b for a, b in zip(segment.workspace.views(), first))
+
+
+@pytest.mark.parametrize("steps", [3, 4])
+def test_results_never_alias_a_later_call(steps):
+    # the fold's carry lives in two arrays swapped at each step: either may be returned
+    def f(x, scale):
+        carry, ys = ad.fold(lambda c, k: (anp.sin(c) * scale + k, anp.sum(c)), x, anp.arange(float(steps)))
+        return carry, ys, (carry * 2.0)[1:]
+
+    x = np.linspace(0.0, 1.0, 6)
+    staged = ad.jit(f, backend="numba")
+    first = staged(x, 0.5)
+    kept = [np.array(a, copy=True) for a in first]
+    second = staged(x, 0.25)
+    for a, b in zip(first, kept):
+        np.testing.assert_array_equal(a, b)  # the second call wrote none of the first call's results
+    for a, b in zip(second, ad.jit(f)(x, 0.25)):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+    for a in first:
+        for b in second:
+            assert not np.may_share_memory(a, b)
+
+
+def test_a_result_found_in_the_workspace_takes_its_slot_along():
+    def f(x):
+        return anp.cumsum(anp.exp(anp.cumsum(x)))
+
+    x = np.linspace(0.0, 1.0, 8)
+    segment = runtime.CompiledSegment(ad.make_ir(f)(x), "f")
+    views = segment.workspace.views()
+    assert views, "the inner cumsum's array is scratch"
+    segment.workspace.release([views[0][1:]])  # as if a result were a view of the scratch array
+    fresh = segment.workspace.views()
+    assert not np.may_share_memory(fresh[0], views[0])
+    np.testing.assert_allclose(segment(x)[0], np.cumsum(np.exp(np.cumsum(x))), rtol=1e-12)
+
+
+def test_each_thread_has_its_own_workspace():
+    import threading
+
+    def f(x):
+        return anp.sum(anp.cumsum(anp.exp(anp.cumsum(x))))
+
+    x = np.linspace(0.0, 1.0, 8)
+    segment = runtime.CompiledSegment(ad.make_ir(f)(x), "f")
+    segment(x)
+    found = []
+    thread = threading.Thread(target=lambda: (segment(x), found.append(segment.workspace.views())))
+    thread.start()
+    thread.join()
+    assert found and not any(np.may_share_memory(a, b) for a in found[0] for b in segment.workspace.views())
+
+
+def test_the_process_allocator_is_left_alone_by_default(monkeypatch):
+    monkeypatch.setattr(runtime, "_MALLOC_TUNED", [])
+    monkeypatch.delenv("ADARRAY_NUMBA_KEEP_MEMORY", raising=False)
+    ad.jit(lambda v: anp.sin(v) * 2.0, backend="numba")(np.ones(3))
+    assert runtime._MALLOC_TUNED == [] and runtime.keep_freed_memory() is False

@@ -137,9 +137,10 @@ def _while_grad(em, eqn):
                     em.copy_from(Buffer(name, (n["r"],)), Buffer(name, (n["sp"],)), aval.shape)
             em.emit(f"{n['steps']}[{n['sp']}] = {n['b']} + {n['half']}")
             em.emit(f"{n['sp']} += 1")
-    with em.block(f"if {n['count']} == 0:"):  # no step: the consts' cotangents are +0.0, as on NumPy
-        for source, aval in zip(accumulated, float_c):
-            em.copy_from(Local(_zero(aval)), source, aval.shape)
+    if accumulated:
+        with em.block(f"if {n['count']} == 0:"):  # no step: the consts' cotangents are +0.0, as on NumPy
+            for source, aval in zip(accumulated, float_c):
+                em.copy_from(Local(_zero(aval)), source, aval.shape)
     return accumulated + ct
 
 

@@ -110,6 +110,7 @@ class FunctionWriter:
         self.counter = 0
         self.constants: list = []  # arrays passed as extra arguments (non-uniform literals)
         self.contiguous: set[str] = set()  # arrays allocated here (C-contiguous, reshapeable in place)
+        self.allocations: dict = {}  # name -> aval of the arrays allocate() wrote (workspace.py takes them)
         self.parallel = False
         self.profile = False  # time every top-level group (runtime.profile_program)
         self.groups: list[str] = []  # a description of each top-level group, in order
@@ -210,6 +211,8 @@ class ProgramEmitter:
         """A fresh array of `aval`; inside a loop body it is allocated once, before the loops."""
         name = self.fresh(prefix)
         self.hoist(f"{name} = {allocation(aval)}")
+        if not self.silent:
+            self.writer.allocations[name] = aval
         self.writer.contiguous.add(name)
         return name
 

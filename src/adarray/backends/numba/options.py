@@ -35,18 +35,19 @@ CHAIN_MIN_BYTES = 1 << 20
 # 200 and at 13 MB as one function (JAX: 12 MB), compiled in 8 s instead of 6 s (hand: 19 s instead of 25).
 MAX_SEGMENT_EQUATIONS = 350
 
-# Keep freed memory in the process (glibc: mallopt), as JAX's allocator does, instead of giving every
-# large array back to the OS on free and faulting its pages in again on the next call: a gradient of
-# 10^6-element arrays spends more time in page faults than in arithmetic otherwise (scan add's
-# gradient 5.7x its primal with them, 1.8x without). The arrays Numba allocates get no transparent
-# huge pages (NumPy asks for them), so each 4 KiB page faults. `ADARRAY_NUMBA_KEEP_MEMORY=0` turns it
-# off. Memory above KEEP_FREED_BYTES at the top of the heap is still returned; malloc_trim returns all.
+# Opt-in (`ADARRAY_NUMBA_KEEP_MEMORY=1`): keep freed memory in the process (glibc: mallopt) instead of
+# giving every large array back to the OS on free and faulting its pages in again on the next call.
+# It changes the allocator of the whole host process, so it is off by default: a program's scratch
+# arrays come from its workspace instead (workspace.py), allocated once per program and thread, which
+# saves the same page faults inside our own programs (scan add's gradient on 10^6 elements spent more
+# time in page faults than in arithmetic: 5.7x its primal with them, 1.8x without). With the option,
+# memory above KEEP_FREED_BYTES at the top of the heap is still returned; malloc_trim returns all.
 KEEP_FREED_BYTES = 512 << 20
 MMAP_THRESHOLD_BYTES = 32 << 20  # glibc's largest: bigger arrays are still mapped and unmapped
 
 
 def keep_memory() -> bool:
-    return os.environ.get("ADARRAY_NUMBA_KEEP_MEMORY", "1") != "0"
+    return os.environ.get("ADARRAY_NUMBA_KEEP_MEMORY", "0") == "1"
 
 
 # A first call that compiles for longer than this many seconds says so on stderr.

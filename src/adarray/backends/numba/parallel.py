@@ -51,7 +51,7 @@ def _general_scan(em, eqn):
 def _general_reduce(em, eqn):
     """acc = x_0, then acc = op(acc, x_t); the identity when there is no element."""
     from .codegen import Local
-    from .control import _nested, _row_source, _swap
+    from .control import _nested, _row_source, swap
 
     op, identity = eqn.params["op"], eqn.params["identity"]
     n = eqn.inputs[0].aval.shape[0]
@@ -75,5 +75,5 @@ def _general_reduce(em, eqn):
     with em.block(f"for {t} in range(1, {n}):"):
         rows = [_row_source(em, x, t) for x in eqn.inputs]
         _nested(em, op, current + rows, following)
-        _swap(em, current, following)
+        swap(em, current, following)
     return current

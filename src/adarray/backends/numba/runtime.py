@@ -23,7 +23,7 @@ import numpy as np
 from ...core.errors import ArgumentError, ExecutionError
 from ...core.ir import Literal, Program, Var
 from ..numpy.registry import implementation
-from . import cache, options, scalar
+from . import cache, options, scalar, workspace
 from .codegen import Buffer, FunctionWriter, Local, ProgramEmitter
 from .control import inline_calls
 from .table import lowerable
@@ -55,11 +55,13 @@ import numpy as np
 
 
 def generate(program: Program, name: str = "program", profile: bool = False):
-    """(module source, constant arrays, output plan) of the function computing `program`.
+    """(module source, constant arrays, output plan, profiled groups, workspace plan) of the function
+    computing `program`.
 
-    The function takes the program's inputs (0-d ones as 0-d arrays), then the constants, and
-    returns the outputs that it computes; the output plan says per output where it comes from:
-    ("result", position, aval), ("input", position) or ("literal", value)."""
+    The function takes the program's inputs (0-d ones as 0-d arrays), then the constants, then its
+    scratch arrays (the workspace plan: `workspace.py`), and returns the outputs that it computes; the
+    output plan says per output where it comes from: ("result", position, aval), ("input", position)
+    or ("literal", value)."""
     writer = FunctionWriter()
     writer.profile = profile
     params, inputs, prologue = [], [], []
@@ -87,16 +89,18 @@ def generate(program: Program, name: str = "program", profile: bool = False):
             returned.append(text)
     constants = [value for _, value in writer.constants]
     params += [constant_name for constant_name, _ in writer.constants]
+    scratch = workspace.assign(writer.lines, writer.prologue, writer.allocations, returned)
+    params += scratch.names
     if profile:
         params.append("_profile")
     flags = "{" + ", ".join(repr(f) for f in sorted(options.FASTMATH)) + "}"
     decorator = f'@numba.njit(cache=True, error_model="numpy", fastmath={flags}'
     decorator += ", parallel=True)" if writer.parallel else ")"
-    body = prologue + writer.prologue + writer.lines
+    body = prologue + scratch.prologue + scratch.lines
     text = _HEADER.format(version=cache.version(), name=name) + scalar.HELPERS + "\n\n" + decorator + "\n"
     text += f"def program({', '.join(params)}):\n" + "\n".join(body) + "\n"
     text += f"    return ({''.join(r + ', ' for r in returned)})\n"
-    return text, constants, plan, writer.groups
+    return text, constants, plan, writer.groups, scratch
 
 
 class CompiledSegment:
@@ -105,11 +109,11 @@ class CompiledSegment:
     def __init__(self, program: Program, name: str):
         self.program, self.name = program, name
         profile = options.PROFILE
-        self.text, self.constants, self.plan, self.groups = generate(program, name, profile)
+        self.text, self.constants, self.plan, self.groups, scratch = generate(program, name, profile)
+        self.workspace = workspace.Workspace(scratch)
         self.function = cache.load(self.text, "adarray_program").program
         if profile:
             self.counters = np.zeros(len(self.groups), np.int64)
-            self.constants = self.constants + [self.counters]
             self.calls = 0
             PROFILED.append(self)
 
@@ -118,7 +122,7 @@ class CompiledSegment:
         if options.PROFILE and hasattr(self, "calls"):
             self.calls += 1
         try:
-            results = self.function(*args, *self.constants)
+            results = self.function(*args, *self.constants, *self.workspace.views(), *self.profiled())
         except IndexError as error:
             raise ExecutionError(str(error)) from None
         except Exception as error:
@@ -126,6 +130,7 @@ class CompiledSegment:
                 raise
             raise ExecutionError(f"the Numba backend failed to compile '{self.name}': {type(error).__name__}: "
                                  f"{str(error)[:2000]}\n(generated source: {self.path})") from None
+        self.workspace.release(results)
         outputs = []
         for entry in self.plan:
             if entry[0] == "result":
@@ -137,6 +142,10 @@ class CompiledSegment:
                 outputs.append(entry[1])
         return outputs
 
+    def profiled(self) -> list:
+        """The cycle counters' array, when the program was generated with options.PROFILE on."""
+        return [self.counters] if hasattr(self, "counters") else []
+
     @property
     def path(self) -> str:
         return getattr(sys.modules.get(self.function.__module__), "__file__", "?")
@@ -147,7 +156,7 @@ class CompiledSegment:
 
         start = time.perf_counter()
         signature = tuple(numba.typeof(a if isinstance(a, np.ndarray) else np.asarray(a))
-                          for a in list(args) + list(self.constants))
+                          for a in [*args, *self.constants, *self.workspace.views(), *self.profiled()])
         hits = sum(self.function.stats.cache_hits.values())
         try:
             self.function.compile(signature)
@@ -197,8 +206,9 @@ _MALLOC_TUNED: list[bool] = []
 
 
 def keep_freed_memory() -> bool:
-    """Once per process (glibc only; see options.KEEP_FREED_BYTES): freed arrays up to 32 MiB stay in
-    the heap for the next call instead of being unmapped. Returns whether glibc took the settings."""
+    """Once per process, with ADARRAY_NUMBA_KEEP_MEMORY=1 only (glibc only; see options.KEEP_FREED_BYTES):
+    freed arrays up to 32 MiB stay in the heap for the next call instead of being unmapped. Returns
+    whether glibc took the settings."""
     if _MALLOC_TUNED or not options.keep_memory():
         return bool(_MALLOC_TUNED and _MALLOC_TUNED[0])
     tuned = False
