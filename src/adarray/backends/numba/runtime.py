@@ -51,6 +51,7 @@ import math
 import numba
 import numpy as np
 
+from adarray.backends.numba.pipeline import GeneratedCompiler as _GeneratedCompiler
 '''
 
 
@@ -95,7 +96,8 @@ def generate(program: Program, name: str = "program", profile: bool = False):
         params.append("_profile")
     flags = "{" + ", ".join(repr(f) for f in sorted(options.FASTMATH)) + "}"
     decorator = f'@numba.njit(cache=True, error_model="numpy", fastmath={flags}'
-    decorator += ", parallel=True)" if writer.parallel else ")"
+    # threads need Numba's parfor passes, which its default pipeline has; others get the short one
+    decorator += ", parallel=True)" if writer.parallel else ", pipeline_class=_GeneratedCompiler)"
     body = prologue + scratch.prologue + scratch.lines
     text = _HEADER.format(version=cache.version(), name=name) + scalar.HELPERS + "\n\n" + decorator + "\n"
     text += f"def program({', '.join(params)}):\n" + "\n".join(body) + "\n"
