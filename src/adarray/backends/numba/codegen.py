@@ -207,6 +207,16 @@ class ProgramEmitter:
             self.scopes.pop()
             self.indent -= 1
 
+    @contextlib.contextmanager
+    def loop(self, index: str, count: int):
+        """`for index in range(count):`, or `index = 0` when the count is 1 (nothing to iterate: less to compile)."""
+        if count == 1:
+            self.emit(f"{index} = 0")
+            yield
+            return
+        with self.block(f"for {index} in range({count}):"):
+            yield
+
     def allocate(self, aval, prefix: str = "b") -> str:
         """A fresh array of `aval`; inside a loop body it is allocated once, before the loops."""
         name = self.fresh(prefix)
@@ -302,7 +312,7 @@ class ProgramEmitter:
         names = index_names(self.depth, atom.aval.ndim, "c")
         with contextlib.ExitStack() as stack:
             for d, n in enumerate(atom.aval.shape):
-                stack.enter_context(self.block(f"for {names[d]} in range({n}):"))
+                stack.enter_context(self.loop(names[d], n))
             self.emit(target.write(names, self.read(atom, names)))
 
     def copy_from(self, source, target, shape) -> None:
@@ -310,7 +320,7 @@ class ProgramEmitter:
         names = index_names(self.depth, len(shape), "c")
         with contextlib.ExitStack() as stack:
             for d, n in enumerate(shape):
-                stack.enter_context(self.block(f"for {names[d]} in range({n}):"))
+                stack.enter_context(self.loop(names[d], n))
             self.emit(target.write(names, source.read(names)))
 
     # --- planning ----------------------------------------------------------------------------------
@@ -663,7 +673,7 @@ class ProgramEmitter:
         names = index_names(self.depth, len(chain.domain))
         with contextlib.ExitStack() as stack:
             for d, n in enumerate(chain.domain):
-                stack.enter_context(self.block(f"for {names[d]} in range({n}):"))
+                stack.enter_context(self.loop(names[d], n))
             body = "    " * self.indent
             for group, entry in zip(chain.members, storage):
                 self._emit_nest(group, entry, outer=len(chain.domain))
@@ -701,7 +711,7 @@ class ProgramEmitter:
         names = index_names(self.depth, len(group.domain))
         with contextlib.ExitStack() as stack:
             for d, n in enumerate(group.domain[outer:], outer):
-                stack.enter_context(self.block(f"for {names[d]} in range({n}):"))
+                stack.enter_context(self.loop(names[d], n))
             deferred = []  # writes into an input's array: after every read of this element
             for eqn in group.eqns:
                 exprs = self._expand(eqn, names)

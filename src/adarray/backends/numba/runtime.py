@@ -26,6 +26,7 @@ from ..numpy.registry import implementation
 from . import cache, options, scalar, workspace
 from .codegen import Buffer, FunctionWriter, Local, ProgramEmitter
 from .control import inline_calls
+from .inlining import inline_temporaries
 from .table import lowerable
 
 # (name, equations, seconds, loaded from the disk cache?) per compiled function, in order
@@ -90,7 +91,8 @@ def generate(program: Program, name: str = "program", profile: bool = False):
             returned.append(text)
     constants = [value for _, value in writer.constants]
     params += [constant_name for constant_name, _ in writer.constants]
-    scratch = workspace.assign(writer.lines, writer.prologue, writer.allocations, returned)
+    lines = inline_temporaries(writer.lines)
+    scratch = workspace.assign(lines, writer.prologue, writer.allocations, returned)
     params += scratch.names
     if profile:
         params.append("_profile")
