@@ -245,8 +245,8 @@ def test_a_literal_index_is_checked_when_the_code_is_generated():
 
 def arrays_allocated(program) -> int:
     """The arrays a program's generated function allocates per call or takes from its workspace."""
-    text, _, _, _, scratch = runtime.generate(program, "f", False)
-    return text.count("np.empty") + len(scratch.params)
+    generated = runtime.generate(program, "f", False)
+    return generated.text.count("np.empty") + len(generated.workspace.params)
 
 
 def test_an_array_read_for_the_last_time_at_its_own_element_is_written_over():
@@ -304,7 +304,7 @@ def test_loops_sharing_a_leading_axis_run_as_one_loop_keeping_their_values_per_i
     groups = group_descriptions(tool_adarray.ba_blocks, *args)
     assert [g.split(":")[0] for g in groups] == ["chain (40,)"], groups
     text = runtime.generate(ad.make_ir(tool_adarray.ba_blocks)(*args), "blocks", False)[0]
-    assert len(re.findall(r"np\.empty\(\(40,", text)) == 4, text
+    assert len(re.findall(r"np\.empty\(\((40|_n0),", text)) == 4, text  # the observations: a batch size
     for got, want in zip(ad.jit(tool_adarray.ba_blocks, backend="numba")(*args), ad.jit(tool_adarray.ba_blocks)(*args)):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
 

@@ -28,6 +28,7 @@ from ...core.types import is_float
 from . import scalar
 from .codegen import Buffer, Local, ProgramEmitter, Remapped
 from .control import carry_storage, swap
+from .symbolic import planned, product
 from .table import opaque
 
 # "binomial": segments this short are replayed keeping every state (the NumPy backend's threshold)
@@ -36,7 +37,7 @@ STACK_BYTES = 1 << 22  # the stack's first size: this many bytes, between 4 and 
 
 
 def _rows(avals) -> int:
-    row = sum(int(np.prod(a.shape)) * np.dtype(a.dtype).itemsize for a in avals) or 1
+    row = sum(planned(product(a.shape)) * np.dtype(a.dtype).itemsize for a in avals) or 1
     return int(min(64, max(4, STACK_BYTES // row)))
 
 

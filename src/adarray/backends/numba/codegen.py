@@ -30,6 +30,7 @@ import numpy as np
 
 from ...core.ir import Literal, Var
 from . import options, scalar
+from .symbolic import planned, product
 from .table import lowering_of
 
 # An inlined value with more work per element than this (an add is 1, exp is 20) is stored when it
@@ -109,6 +110,7 @@ class FunctionWriter:
         self.lines: list[str] = []
         self.counter = 0
         self.constants: list = []  # arrays passed as extra arguments (non-uniform literals)
+        self.scalars: dict = {}  # name -> (value, dtype) of the float literals passed as arguments
         self.contiguous: set[str] = set()  # arrays allocated here (C-contiguous, reshapeable in place)
         self.allocations: dict = {}  # name -> aval of the arrays allocate() wrote (workspace.py takes them)
         self.parallel = False
@@ -118,6 +120,19 @@ class FunctionWriter:
     def fresh(self, prefix: str = "t") -> str:
         self.counter += 1
         return f"{prefix}{self.counter}"
+
+    def scalar(self, atom, text: str) -> str:
+        """The text of a uniform literal: a parameter for a float that is not an integer (the mean's 1/n and the
+        like: the code, and its compiled machine code, is then the same whatever n is)."""
+        value = atom.uniform
+        if not (np.dtype(atom.aval.dtype).kind == "f" and np.isfinite(value) and value != round(value)):
+            return text
+        for name, (known, dtype) in self.scalars.items():
+            if known == value and dtype == atom.aval.dtype and np.signbit(known) == np.signbit(value):
+                return name
+        name = f"_c{len(self.scalars)}"
+        self.scalars[name] = (value, np.dtype(atom.aval.dtype))
+        return name
 
     def constant(self, value) -> str:
         for name, array in self.constants:
@@ -248,7 +263,7 @@ class ProgramEmitter:
         if isinstance(atom, Literal):
             text = scalar.literal(atom)
             if text is not None:
-                return text
+                return self.writer.scalar(atom, text)
             return Buffer(self.writer.constant(atom.value)).read(index) if index else scalar.constant(
                 atom.value.reshape(()), atom.aval.dtype)
         key = (id(atom), index)
@@ -550,7 +565,7 @@ class ProgramEmitter:
 
     def _whole_bytes(self, var_id) -> int:
         aval = self.defining[var_id][0].outputs[self.defining[var_id][1]].aval
-        return int(np.prod(aval.shape)) * np.dtype(aval.dtype).itemsize
+        return planned(product(aval.shape)) * np.dtype(aval.dtype).itemsize
 
     def _roots_reached(self, atom):
         """The roots an inlined expression of `atom` may read (any index)."""
@@ -626,10 +641,10 @@ class ProgramEmitter:
     def describe(self, group: Group) -> str:
         """`loop (1000, 25): exp x2, mul x3, reduce -> 2 arrays` or `opaque: fold`."""
         if group.kind == "chain":
-            return f"chain {group.domain}: " + "; ".join(self.describe(member) for member in group.members)
+            return f"chain {_values(group.domain)}: " + "; ".join(self.describe(member) for member in group.members)
         if group.kind == "opaque":
             eqn = group.eqns[0]
-            shapes = ", ".join(str(v.aval) for v in eqn.outputs[:3])
+            shapes = ", ".join(str(v.aval.update()) for v in eqn.outputs[:3])  # update(): sizes as numbers
             return f"{eqn.prim.name} ({lowering_of(eqn).emit.__name__.strip('_')}) -> {shapes}"
         counts: dict[str, int] = {}
         for eqn in group.eqns:
@@ -637,7 +652,7 @@ class ProgramEmitter:
                 counts[name] = counts.get(name, 0) + 1
         stored = sum(1 for eqn in group.eqns for v in eqn.outputs if id(v) in self.needs_array)
         names = ", ".join(f"{n} x{c}" if c > 1 else n for n, c in sorted(counts.items(), key=lambda kv: -kv[1]))
-        return f"loop {group.domain}: {names} -> {stored} stored"
+        return f"loop {_values(group.domain)}: {names} -> {stored} stored"
 
     def _inlined_names(self, eqn, seen=None):
         """The primitive names written into a root's expression (its own and its inlined producers')."""
@@ -765,7 +780,7 @@ class ProgramEmitter:
         """Run the outer loop (over `domain`, of loop `groups`) on several threads? Only at the top level
         (not inside a loop body), for large groups (the cost model's threshold) whose elements cannot
         raise (gathers check their indices)."""
-        work = sum(int(np.prod(group.domain)) * sum(1.0 + self.cost_of(eqn) for eqn in group.eqns)
+        work = sum(planned(product(group.domain)) * sum(1.0 + self.cost_of(eqn) for eqn in group.eqns)
                    for group in groups)
         return (self.depth == 0 and options.parallel() and not self.raises and domain[0] > 1
                 and work >= options.PARALLEL_MIN_WORK)
@@ -792,3 +807,8 @@ def _is_number(text: str) -> bool:
         return True
     except ValueError:
         return False
+
+
+def _values(shape) -> tuple:
+    """A shape with its symbolic sizes as numbers (for descriptions)."""
+    return tuple(int(d) for d in shape)

@@ -16,6 +16,7 @@ import numpy as np
 from ...primitives import linalg
 from ...primitives.linalg import parse_spec
 from . import options
+from .symbolic import planned, product
 from .table import LOWERINGS, ByEquation, Elemental, Opaque
 
 
@@ -76,7 +77,7 @@ def _split(eqn):
 
 
 def _product(sizes, letters) -> int:
-    return int(np.prod([sizes[c] for c in letters], dtype=np.int64))
+    return product(sizes[c] for c in letters)  # symbolic when a batch size is (symbolic.py)
 
 
 def _linear(names, sizes, letters) -> str:
@@ -198,7 +199,8 @@ def _choose(eqn):
     dtype = np.dtype(eqn.outputs[0].aval.dtype)
     work = _product(sizes, free_a) * _product(sizes, free_b) * _product(sizes, contracted)
     if (not only and dtype in (np.dtype(np.float64), np.dtype(np.float32)) and free_a and free_b
-            and _product(sizes, contracted) >= options.BLAS_MIN_CONTRACTION and work >= options.BLAS_MIN_WORK):
+            and planned(_product(sizes, contracted)) >= options.BLAS_MIN_CONTRACTION
+            and planned(work) >= options.BLAS_MIN_WORK):
         return _BLAS
     return _LOOPS
 

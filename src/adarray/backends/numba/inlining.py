@@ -1,4 +1,5 @@
-"""Single-use temporaries written into their reader: fewer statements for Numba to compile.
+"""Single-use temporaries written into their reader, and names numbered in order: less to compile, and the
+same text for the same code.
 
 The emitter names every element expression (`t7 = (a[i] * b[i])`), so that common subexpressions
 are computed once. A name read once, by a later statement of the same block, is only one more
@@ -104,3 +105,24 @@ def inline_temporaries(lines: list[str]) -> list[str]:
             if moved in occurrences:
                 occurrences[moved] = sorted(reader if place == k else place for place in occurrences[moved])
     return [line for line in lines if line is not None]
+
+
+_FRESH = re.compile(r"(?<![\w.])([a-z]+)(\d+)\b")
+
+
+def canonical_names(*blocks: list[str]) -> tuple[list[list[str]], dict[str, str]]:
+    """The `blocks` of lines with the emitter's names (`t17`, `acc40`, `b9`: letters and a counter) renumbered
+    in order of first appearance, and the renaming. Two programs that differ only in names the emitter spent
+    on the way (a planning pass, a size-dependent choice elsewhere) then give the same text, so the same
+    compiled code (the disk cache and Numba's are keyed by the text). Parameters (`p0`, `a0`) keep theirs."""
+    renamed: dict[str, str] = {}
+
+    def rename(match):
+        name = match.group(0)
+        if match.group(1) in ("p", "a"):
+            return name
+        if name not in renamed:
+            renamed[name] = f"{match.group(1)}{len(renamed) + 1}"
+        return renamed[name]
+
+    return [[_FRESH.sub(rename, line) for line in lines] for lines in blocks], renamed

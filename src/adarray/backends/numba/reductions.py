@@ -16,6 +16,7 @@ import numpy as np
 
 from ...primitives import reduce, scan
 from . import options, scalar
+from .symbolic import planned, product
 from .table import LOWERINGS, ByEquation, Elemental, Opaque, elemental, opaque, plain_dtypes
 
 # Reductions over leading axes longer than this (elements per output) accumulate in memory order.
@@ -112,7 +113,8 @@ def _choose_reduce(eqn):
     axes = eqn.params["axes"]
     kept = [d for d in range(x.aval.ndim) if d not in axes]
     trailing = not kept or min(axes, default=x.aval.ndim) > max(kept)
-    if trailing or _reduced(eqn) <= STRIDED_REDUCTION or not kept or x.aval.size == 0:
+    extent = planned(product(x.aval.shape[a] for a in axes))  # a batch size counts as long (symbolic.py)
+    if trailing or extent <= STRIDED_REDUCTION or not kept or x.aval.size == 0:
         return _REDUCE_ELEMENTAL
     return _REDUCE_IN_ORDER
 

@@ -14,9 +14,11 @@ that compiles for more than `options.REPORT_COMPILE_SECONDS` says so on stderr.
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import platform
 import sys
 import time
+from typing import NamedTuple
 
 import numpy as np
 
@@ -26,7 +28,8 @@ from ..numpy.registry import implementation
 from . import cache, options, scalar, workspace
 from .codegen import Buffer, FunctionWriter, Local, ProgramEmitter
 from .control import inline_calls
-from .inlining import inline_temporaries
+from .inlining import canonical_names, inline_temporaries
+from .symbolic import LARGE, symbolize
 from .table import lowerable
 
 # (name, equations, seconds, loaded from the disk cache?) per compiled function, in order
@@ -56,14 +59,28 @@ from adarray.backends.numba.pipeline import GeneratedCompiler as _GeneratedCompi
 '''
 
 
-def generate(program: Program, name: str = "program", profile: bool = False):
-    """(module source, constant arrays, output plan, profiled groups, workspace plan) of the function
-    computing `program`.
+class Generated(NamedTuple):
+    """What `generate` writes: the module's text and what to pass besides the inputs."""
 
-    The function takes the program's inputs (0-d ones as 0-d arrays), then the constants, then its
-    scratch arrays (the workspace plan: `workspace.py`), and returns the outputs that it computes; the
-    output plan says per output where it comes from: ("result", position, aval), ("input", position)
-    or ("literal", value)."""
+    text: str
+    constants: list        # arrays (non-uniform literals)
+    plan: list             # per output: ("result", position, aval), ("input", position) or ("literal", value)
+    groups: list           # the top-level groups' descriptions (profiling)
+    workspace: object      # workspace.Plan: the scratch arrays
+    scalars: list          # float literals passed as arguments (values of their dtype)
+    sizes: list            # (name, input, axis) of the batch sizes passed as arguments (symbolic.py)
+
+
+def generate(program: Program, name: str = "program", profile: bool = False, plans=None) -> Generated:
+    """The module source of the function computing `program`, and what it takes (see Generated).
+
+    The function takes the program's inputs (0-d ones as 0-d arrays), then the constant arrays, the
+    float literals, the batch sizes, its scratch arrays (`workspace.py`) and, profiled, the cycle
+    counters; it returns the outputs that it computes. `plans`: what the cost model weighs for each
+    batch size (symbolic.py; default: family_plans)."""
+    if plans is None:
+        plans = family_plans(program, name, profile)
+    program, sizes = symbolize(program, plans)
     writer = FunctionWriter()
     writer.profile = profile
     params, inputs, prologue = [], [], []
@@ -91,8 +108,12 @@ def generate(program: Program, name: str = "program", profile: bool = False):
             returned.append(text)
     constants = [value for _, value in writer.constants]
     params += [constant_name for constant_name, _ in writer.constants]
-    lines = inline_temporaries(writer.lines)
-    scratch = workspace.assign(lines, writer.prologue, writer.allocations, returned)
+    params += list(writer.scalars) + [size for size, _, _ in sizes]
+    scalars = [np.asarray(value, dtype)[()] for value, dtype in writer.scalars.values()]
+    (prologue_lines, lines), renamed = canonical_names(writer.prologue, inline_temporaries(writer.lines))
+    allocations = {renamed.get(key, key): aval for key, aval in writer.allocations.items()}
+    returned = [renamed.get(text, text) for text in returned]
+    scratch = workspace.assign(lines, prologue_lines, allocations, returned)
     params += scratch.names
     if profile:
         params.append("_profile")
@@ -104,7 +125,24 @@ def generate(program: Program, name: str = "program", profile: bool = False):
     text = _HEADER.format(version=cache.version(), name=name) + scalar.HELPERS + "\n\n" + decorator + "\n"
     text += f"def program({', '.join(params)}):\n" + "\n".join(body) + "\n"
     text += f"    return ({''.join(r + ', ' for r in returned)})\n"
-    return text, constants, plan, writer.groups, scratch
+    return Generated(text, constants, plan, writer.groups, scratch, scalars, sizes)
+
+
+# family key (a digest of the text generated with every batch size planned LARGE) -> {size name: the largest
+# value seen}: programs differing only in batch sizes plan alike, so they write the same text (symbolic.py)
+FAMILIES: dict[str, dict[str, int]] = {}
+
+
+def family_plans(program: Program, name: str, profile: bool):
+    """The plans of `program`'s batch sizes: the largest values its family has seen, its own included."""
+    _, sizes = symbolize(program)
+    if not sizes:
+        return {}
+    key = generate(program, name, profile, {size: LARGE for size, _, _ in sizes}).text
+    plans = FAMILIES.setdefault(hashlib.sha1(key.encode()).hexdigest(), {})
+    for size, k, axis in sizes:
+        plans[size] = max(plans.get(size, 0), program.inputs[k].aval.shape[axis])
+    return dict(plans)
 
 
 class CompiledSegment:
@@ -113,8 +151,10 @@ class CompiledSegment:
     def __init__(self, program: Program, name: str):
         self.program, self.name = program, name
         profile = options.PROFILE
-        self.text, self.constants, self.plan, self.groups, scratch = generate(program, name, profile)
-        self.workspace = workspace.Workspace(scratch)
+        generated = generate(program, name, profile)
+        self.text, self.constants, self.plan, self.groups = generated[:4]
+        self.scalars, self.sizes = generated.scalars, generated.sizes
+        self.workspace = workspace.Workspace(generated.workspace)
         self.function = cache.load(self.text, "adarray_program").program
         if profile:
             self.counters = np.zeros(len(self.groups), np.int64)
@@ -126,7 +166,7 @@ class CompiledSegment:
         if options.PROFILE and hasattr(self, "calls"):
             self.calls += 1
         try:
-            results = self.function(*args, *self.constants, *self.workspace.views(), *self.profiled())
+            results = self.function(*self.arguments(args))
         except IndexError as error:
             raise ExecutionError(str(error)) from None
         except Exception as error:
@@ -146,6 +186,11 @@ class CompiledSegment:
                 outputs.append(entry[1])
         return outputs
 
+    def arguments(self, args) -> list:
+        """Everything the generated function takes (see `generate`)."""
+        sizes = [np.shape(args[k])[axis] for _, k, axis in self.sizes]
+        return [*args, *self.constants, *self.scalars, *sizes, *self.workspace.views(), *self.profiled()]
+
     def profiled(self) -> list:
         """The cycle counters' array, when the program was generated with options.PROFILE on."""
         return [self.counters] if hasattr(self, "counters") else []
@@ -159,8 +204,8 @@ class CompiledSegment:
         import numba
 
         start = time.perf_counter()
-        signature = tuple(numba.typeof(a if isinstance(a, np.ndarray) else np.asarray(a))
-                          for a in [*args, *self.constants, *self.workspace.views(), *self.profiled()])
+        args = [a if isinstance(a, np.ndarray) else np.asarray(a) for a in args]  # as __call__ passes them
+        signature = tuple(numba.typeof(a) for a in self.arguments(args))
         hits = sum(self.function.stats.cache_hits.values())
         try:
             self.function.compile(signature)
