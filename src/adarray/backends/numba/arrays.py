@@ -14,6 +14,7 @@ from ...core.ir import Literal
 from ...primitives import indexing, structural
 from . import scalar
 from .table import elemental, opaque, plain_dtypes
+from .writer import Buffer, index_names
 
 
 def _larger(eqn, position) -> bool:
@@ -235,8 +236,6 @@ _UPDATES = {"set": "{1}", "add": "{0} + {1}", "mul": "{0} * {1}", "min": "_minim
 @opaque(indexing.scatter_p)
 def _scatter(em, eqn):
     """A copy of x, then the updates in order (a later duplicate wins for `set`, as in NumPy)."""
-    from .codegen import Buffer, index_names
-
     x, updates, *arrays = eqn.inputs
     out = em.allocate(eqn.outputs[0].aval)
     em.copy(x, Buffer(out))
@@ -271,8 +270,6 @@ def _checked_call(em, eqn, call: str) -> None:
 @opaque(indexing.scatter_winner_p, materialized=lambda eqn: range(4), supports=_float_values)
 def _scatter_winner(em, eqn):
     """One pass over the slots, one over the updates (the first equal update wins)."""
-    from .codegen import Buffer
-
     x, updates, output, targets = (em.array(atom) for atom in eqn.inputs)
     result = em.allocate(eqn.outputs[0].aval, "w")
     _checked_call(em, eqn, f"_ix.scatter_winner({x}, {updates}, {output}, {targets}, {result})")
@@ -283,8 +280,6 @@ def _scatter_winner(em, eqn):
 def _scatter_mul_partials(em, eqn):
     """Zero counting and a division per update, or the exact prefix and suffix products (indexlib); with
     the scatter's output as a hint, only the division per update where no slot has a zero."""
-    from .codegen import Buffer
-
     operands = [em.array(atom) for atom in eqn.inputs]
     px, pu = (em.allocate(var.aval, "partial") for var in eqn.outputs)
     dtype = eqn.inputs[0].aval.dtype

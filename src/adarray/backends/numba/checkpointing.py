@@ -26,10 +26,11 @@ import numpy as np
 from ...control.while_loop import while_grad_p
 from ...core.types import is_float
 from . import scalar
-from .codegen import Buffer, Local, ProgramEmitter, Remapped
+from .codegen import ProgramEmitter
 from .control import carry_storage, swap
 from .symbolic import planned, product
 from .table import opaque
+from .writer import Buffer, Local, Remapped
 
 # "binomial": segments this short are replayed keeping every state (the NumPy backend's threshold)
 BINOMIAL_BASE = 16

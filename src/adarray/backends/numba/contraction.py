@@ -18,6 +18,7 @@ from ...primitives.linalg import parse_spec
 from . import options
 from .symbolic import planned, product
 from .table import LOWERINGS, ByEquation, Elemental, Opaque
+from .writer import Buffer, Remapped, index_names
 
 
 def _sizes(eqn) -> dict:
@@ -92,7 +93,6 @@ def _linear(names, sizes, letters) -> str:
 def _pack(em, atom, letters, batch, sizes, other):
     """`atom` as a 2-d array (batch, the other letters flattened, in the atom's order when the free
     and contracted letters are not interleaved); returns (name, the other letters in order)."""
-    from .codegen import Buffer, index_names
     from .reductions import loops
 
     rest = [c for c in letters if c not in batch]
@@ -140,7 +140,6 @@ def _type(atom) -> str:
 
 
 def _blas(em, eqn):
-    from .codegen import Buffer, Remapped
 
     a, b = eqn.inputs
     (sa, sb), so = parse_spec(eqn.params["spec"])

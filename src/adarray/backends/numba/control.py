@@ -23,6 +23,7 @@ from ...core.ir import Eqn, Literal, Program, Var
 from ...kernels.primitive import kernel_p
 from . import scalar
 from .table import elemental, opaque
+from .writer import Buffer, Local
 
 CALLS = (custom_jvp_call_p, custom_vjp_call_p, checkpoint_call_p)
 
@@ -67,8 +68,6 @@ def _call(em, eqn):
 
 def carry_storage(em, init_atoms, avals):
     """(current, next) storage per carry: locals for rank 0, two arrays otherwise."""
-    from .codegen import Buffer, Local
-
     current, following = [], []
     for atom, aval in zip(init_atoms, avals):
         if aval.ndim == 0:
@@ -89,7 +88,6 @@ def _typed(text, aval) -> str:
 
 
 def swap(em, current, following) -> None:
-    from .codegen import Local
 
     for now, after in zip(current, following):
         if isinstance(now, Local):
@@ -107,8 +105,6 @@ def _nested(em, program, inputs, targets=None):
 
 def _row_source(em, atom, t):
     """The source of `atom[t]` (an xs leaf read in place)."""
-    from .codegen import Buffer
-
     source = em.source(atom)
     if not isinstance(source, Buffer):
         source = Buffer(em.array(atom))
@@ -122,7 +118,6 @@ def _fold_materialized(eqn):
 
 @opaque(fold_p, materialized=_fold_materialized)
 def _fold(em, eqn):
-    from .codegen import Buffer
 
     body, length, reverse = eqn.params["body"], eqn.params["length"], eqn.params["reverse"]
     num_consts, num_carry = eqn.params["num_consts"], eqn.params["num_carry"]
@@ -158,7 +153,6 @@ def _while(em, eqn):
 
 @opaque(cond_p, materialized=lambda eqn: range(1, len(eqn.inputs)))
 def _cond(em, eqn):
-    from .codegen import Buffer, Local
 
     branches = eqn.params["branches"]
     operands = [em.source(a) for a in eqn.inputs[1:]]
@@ -196,7 +190,6 @@ def _kernel_broadcast(eqn, position) -> bool:
 
 @elemental(kernel_p, cost=_kernel_cost, duplicates=_kernel_broadcast)
 def _kernel(em, eqn, index):
-    from .codegen import Local
 
     shape = eqn.outputs[0].aval.shape
     arguments = []

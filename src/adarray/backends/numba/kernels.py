@@ -38,9 +38,10 @@ def generate(program, name: str) -> str:
 
     `core` is the scalar program written by the program generator (codegen.py: the same code a
     kernel call inside a compiled program gets), with if/elif for `cond` and while loops for `while`."""
-    from .codegen import FunctionWriter, Local, ProgramEmitter
+    from .codegen import ProgramEmitter
     from .scalar import HELPERS
     from .table import lowerable
+    from .writer import FunctionWriter, Local
 
     for eqn in program.eqns:
         if not lowerable(eqn):

@@ -8,12 +8,11 @@ from __future__ import annotations
 from ...parallel.general import general_reduce_p, general_scan_p
 from . import scalar
 from .table import opaque
+from .writer import Buffer, Local
 
 
 def _element_storage(em, avals):
     """(current, next) storage per leaf of an element: locals for rank 0, two arrays otherwise."""
-    from .codegen import Buffer, Local
-
     current, following = [], []
     for aval in avals:
         if aval.ndim == 0:
@@ -28,7 +27,6 @@ def _element_storage(em, avals):
 @opaque(general_scan_p, materialized=lambda eqn: range(len(eqn.inputs)))
 def _general_scan(em, eqn):
     """y_0 = x_0, y_t = op(y_(t-1), x_t), written in place into the outputs."""
-    from .codegen import Buffer
     from .control import _nested, _row_source
 
     op = eqn.params["op"]
@@ -50,7 +48,6 @@ def _general_scan(em, eqn):
 @opaque(general_reduce_p, materialized=lambda eqn: range(len(eqn.inputs)))
 def _general_reduce(em, eqn):
     """acc = x_0, then acc = op(acc, x_t); the identity when there is no element."""
-    from .codegen import Local
     from .control import _nested, _row_source, swap
 
     op, identity = eqn.params["op"], eqn.params["identity"]

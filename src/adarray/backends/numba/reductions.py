@@ -18,6 +18,7 @@ from ...primitives import reduce, scan
 from . import options, scalar
 from .symbolic import planned, product
 from .table import LOWERINGS, ByEquation, Elemental, Opaque, elemental, opaque, plain_dtypes
+from .writer import Buffer, index_names
 
 # Reductions over leading axes longer than this (elements per output) accumulate in memory order.
 STRIDED_REDUCTION = 64
@@ -88,8 +89,6 @@ def _reduce_elemental(em, eqn, index):
 def _reduce_in_order(em, eqn):
     """Accumulate into the output while reading the operand in memory order (the output starts at
     the identity: no test for the first element inside the loop, which then vectorises)."""
-    from .codegen import Buffer, index_names
-
     (x,) = eqn.inputs
     op, axes = eqn.params["op"], eqn.params["axes"]
     aval = eqn.outputs[0].aval
@@ -158,8 +157,6 @@ def _argmin(em, eqn, index):
 def _along(em, aval, axis, reverse, body):
     """A loop nest over `aval` with `axis` in its place (backwards if `reverse`): body(index, previous
     index or None at the first element)."""
-    from .codegen import index_names
-
     names = index_names(em.depth, aval.ndim, "q")
     orders = [reverse and d == axis for d in range(aval.ndim)]
     with loops(em, names, aval.shape, orders):
@@ -178,8 +175,6 @@ def _running(em, aval, reverse, first, step):
     """A 1-d scan with its running value in a local (not re-read from the output: no store-to-load
     chain through memory, no first-element test per iteration): `first(index)` gives the first
     element's value, `step(running, index)` the next one."""
-    from .codegen import Buffer
-
     out = Buffer(em.allocate(aval))
     n = aval.shape[0]
     if n == 0:
@@ -197,7 +192,6 @@ def _running(em, aval, reverse, first, step):
 
 @opaque(scan.scan_p)
 def _scan(em, eqn):
-    from .codegen import Buffer
 
     (x,) = eqn.inputs
     op, axis, reverse = eqn.params["op"], eqn.params["axis"], eqn.params["reverse"]
@@ -219,7 +213,6 @@ def _scan(em, eqn):
 
 @opaque(scan.linear_recurrence_p)
 def _linear_recurrence(em, eqn):
-    from .codegen import Buffer
 
     a, b = eqn.inputs
     axis, reverse = eqn.params["axis"], eqn.params["reverse"]
@@ -244,8 +237,6 @@ def _linear_recurrence(em, eqn):
 @opaque(scan.matrix_recurrence_p)
 def _matrix_recurrence(em, eqn):
     """s_k = A_k s_(k-1) + b_k along axis -2 of b: a small matrix-vector product per step."""
-    from .codegen import Buffer
-
     a, b = eqn.inputs
     aval = eqn.outputs[0].aval
     axis, size = aval.ndim - 2, aval.shape[-1]
@@ -266,7 +257,6 @@ def _matrix_recurrence(em, eqn):
 
 
 def _kept_and_reduced(aval, axes, prefix, em):
-    from .codegen import index_names
 
     names = index_names(em.depth, aval.ndim, prefix)
     return names, [names[d] for d in range(aval.ndim) if d not in axes]
@@ -277,8 +267,6 @@ def _product_others(em, eqn):
     """Zero counting per reduced slice, as the NumPy backend: no zero -> prod / x; one zero -> the
     product of the others at the zero; more -> 0. Times the scale (inlined: a broadcast
     cotangent costs nothing), so a reduce's gradient is this one pass."""
-    from .codegen import Buffer, index_names
-
     x, scale = eqn.inputs
     axes = eqn.params["axes"]
     aval = eqn.outputs[0].aval

@@ -26,11 +26,12 @@ from ...core.errors import ArgumentError, ExecutionError
 from ...core.ir import Literal, Program, Var
 from ..numpy.registry import implementation
 from . import cache, options, scalar, workspace
-from .codegen import Buffer, FunctionWriter, Local, ProgramEmitter
+from .codegen import ProgramEmitter
 from .control import inline_calls
 from .inlining import canonical_names, inline_temporaries
 from .symbolic import LARGE, symbolize
 from .table import lowerable
+from .writer import Buffer, FunctionWriter, Local
 
 # (name, equations, seconds, loaded from the disk cache?) per compiled function, in order
 COMPILE_LOG: list[tuple[str, int, float, bool]] = []

@@ -14,6 +14,7 @@ import numpy as np
 from ...core.types import Aval
 from ...primitives import sort
 from .table import opaque
+from .writer import Buffer, index_names
 
 
 def _argsort_kernel(dtype) -> str:
@@ -26,8 +27,6 @@ def _argsort_kernel(dtype) -> str:
 @contextlib.contextmanager
 def _outer_loops(em, shape, skip, letter):
     """Loops over every axis of `shape` but `skip`; yields the index with None at `skip`."""
-    from .codegen import index_names
-
     names = index_names(em.depth, len(shape), letter)
     with contextlib.ExitStack() as stack:
         for d, n in enumerate(shape):
@@ -38,7 +37,6 @@ def _outer_loops(em, shape, skip, letter):
 
 @opaque(sort.argsort_p, materialized=lambda eqn: [0])
 def _argsort(em, eqn):
-    from .codegen import Buffer
 
     (x,) = eqn.inputs
     axis, aval = eqn.params["axis"], eqn.outputs[0].aval
@@ -63,7 +61,6 @@ def _argsort(em, eqn):
 
 @opaque(sort.searchsorted_p, materialized=lambda eqn: [0, 1])
 def _searchsorted(em, eqn):
-    from .codegen import Buffer
 
     sorted_seq, values = (em.array(atom) for atom in eqn.inputs)
     aval = eqn.outputs[0].aval
