@@ -220,11 +220,11 @@ def test_freed_memory_is_kept_unless_turned_off(monkeypatch):
     import platform
 
     monkeypatch.setattr(runtime, "_MALLOC_TUNED", [])
-    monkeypatch.setenv("ADARRAY_NUMBA_KEEP_MEMORY", "0")
-    assert runtime.keep_freed_memory() is False and runtime._MALLOC_TUNED == []
-    monkeypatch.setenv("ADARRAY_NUMBA_KEEP_MEMORY", "1")
+    with ad.config.override(numba_keep_memory=False):
+        assert runtime.keep_freed_memory() is False and runtime._MALLOC_TUNED == []
     expected = platform.system() == "Linux" and platform.libc_ver()[0] == "glibc"
-    assert runtime.keep_freed_memory() is expected
+    with ad.config.override(numba_keep_memory=True):
+        assert runtime.keep_freed_memory() is expected
     assert runtime.keep_freed_memory() is expected  # once per process
 
 

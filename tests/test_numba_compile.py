@@ -47,11 +47,11 @@ def test_a_loop_of_one_iteration_is_an_assignment():
                                [[2.0], [6.0], [10.0]])
 
 
-def test_generated_functions_use_the_short_pipeline_and_the_disk_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("ADARRAY_CACHE_DIR", str(tmp_path))
+def test_generated_functions_use_the_short_pipeline_and_the_disk_cache(tmp_path):
     x = np.linspace(0.0, 1.0, 7)
     f = lambda v: anp.sum(anp.tanh(v) * anp.cumsum(v))  # noqa: E731
-    segment = runtime.CompiledSegment(ad.make_ir(ad.grad(f))(x), "short pipeline")
+    with ad.config.override(cache_dir=str(tmp_path)):
+        segment = runtime.CompiledSegment(ad.make_ir(ad.grad(f))(x), "short pipeline")
     assert "pipeline_class=_GeneratedCompiler" in segment.text
     np.testing.assert_allclose(segment(x)[0], ad.grad(f)(x), rtol=1e-12)
     assert list(tmp_path.rglob("*.nbi")), "Numba wrote its cache index beside the generated module"

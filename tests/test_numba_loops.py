@@ -176,6 +176,6 @@ def test_each_thread_has_its_own_workspace():
 
 def test_the_process_allocator_is_left_alone_by_default(monkeypatch):
     monkeypatch.setattr(runtime, "_MALLOC_TUNED", [])
-    monkeypatch.delenv("ADARRAY_NUMBA_KEEP_MEMORY", raising=False)
-    ad.jit(lambda v: anp.sin(v) * 2.0, backend="numba")(np.ones(3))
-    assert runtime._MALLOC_TUNED == [] and runtime.keep_freed_memory() is False
+    with ad.config.override(numba_keep_memory=False):  # the default
+        ad.jit(lambda v: anp.sin(v) * 2.0, backend="numba")(np.ones(3))
+        assert runtime._MALLOC_TUNED == [] and runtime.keep_freed_memory() is False

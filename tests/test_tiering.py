@@ -17,12 +17,10 @@ pytest.importorskip("numba")
 @pytest.fixture
 def auto(monkeypatch, tmp_path):
     """The default tier, hot at the second call, with a fresh disk cache."""
-    monkeypatch.setenv("ADARRAY_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(tiering, "HOT_FRACTION", 0.0)
     monkeypatch.setattr(tiering, "MIN_CALLS", 2)
-    previous = ad.set_backend("auto")
-    yield
-    ad.set_backend(previous)
+    with ad.config.override(cache_dir=str(tmp_path), backend="auto"):
+        yield
 
 
 def tiered(fn):
@@ -70,17 +68,13 @@ def test_un_jitted_gradients_tier_up_too(auto):
         np.testing.assert_allclose(result, results[0], rtol=1e-13)
 
 
-def test_a_cold_program_stays_interpreted(monkeypatch, tmp_path):
-    monkeypatch.setenv("ADARRAY_CACHE_DIR", str(tmp_path))
-    previous = ad.set_backend("auto")
-    try:
+def test_a_cold_program_stays_interpreted(tmp_path):
+    with ad.config.override(cache_dir=str(tmp_path), backend="auto"):
         f = ad.jit(lambda x: anp.sin(x) + 1.0)
         for _ in range(5):
             f(np.ones(3))
         program = next(iter(staging._CACHES[f.__wrapped__].values()))[0]._compiled["auto"]
         assert program.tier == "numpy" and program.job is None  # microseconds of work: never worth a compile
-    finally:
-        ad.set_backend(previous)
 
 
 def test_a_named_backend_is_not_tiered():

@@ -1,9 +1,9 @@
 """The on-disk cache of generated modules: each is written under the hash of its text and imported
 from there, and Numba's own cache (`cache=True`) keeps its machine code beside it, per signature.
 
-The directory is $ADARRAY_CACHE_DIR, else ~/.cache/adarray/kernels (a temporary folder if that is
-not writable). Every generated text names `version()`, a hash of this package's sources: Numba
-checks only the generated file's date, so a changed generator or math library must change the
+The directory is `config.cache_dir` ($ADARRAY_CACHE_DIR, else ~/.cache/adarray/kernels), read at every write
+(a temporary folder if it is not writable). Every generated text names `version()`, a hash of this package's
+sources: Numba checks only the generated file's date, so a changed generator or math library must change the
 text, or stale machine code would be loaded.
 """
 from __future__ import annotations
@@ -14,12 +14,13 @@ import os
 import sys
 import tempfile
 
+from ...core.config import config
+
 _version = None
 
 
 def directory() -> str:
-    path = os.environ.get("ADARRAY_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "adarray",
-                                                                "kernels")
+    path = config.cache_dir
     try:
         os.makedirs(path, exist_ok=True)
         if os.access(path, os.W_OK):

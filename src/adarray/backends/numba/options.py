@@ -2,11 +2,12 @@
 
 The thresholds were measured on the development machine (an AVX-512 Xeon, 2 cores; see
 docs/choosing_a_backend.md): below them the work of a group is too small to gain from threads or
-from a BLAS call. `ADARRAY_NUMBA_PARALLEL=0` turns threads off (`parallel=True` is then never used).
+from a BLAS call. The user's settings are read from `adarray.core.config` when a program is generated:
+`config.numba_parallel` (False: `parallel=True` is never used) and `config.numba_keep_memory`.
 """
 from __future__ import annotations
 
-import os
+from ...core.config import config
 
 # LLVM fast-math flags that keep IEEE semantics for NaN, inf and signed zeros: fused multiply-add
 # (contract), reciprocal division (arcp) and reassociation (reassoc: lets sums and products
@@ -35,8 +36,9 @@ CHAIN_MIN_BYTES = 1 << 20
 # 200 and at 13 MB as one function (JAX: 12 MB), compiled in 8 s instead of 6 s (hand: 19 s instead of 25).
 MAX_SEGMENT_EQUATIONS = 350
 
-# Opt-in (`ADARRAY_NUMBA_KEEP_MEMORY=1`): keep freed memory in the process (glibc: mallopt) instead of
-# giving every large array back to the OS on free and faulting its pages in again on the next call.
+# Opt-in (`config.numba_keep_memory`, $ADARRAY_NUMBA_KEEP_MEMORY=1): keep freed memory in the process (glibc:
+# mallopt) instead of giving every large array back to the OS on free and faulting its pages in again on the next
+# call. Taken at the first program compiled while it is on, and kept for the rest of the process.
 # It changes the allocator of the whole host process, so it is off by default: a program's scratch
 # arrays come from its workspace instead (workspace.py), allocated once per program and thread, which
 # saves the same page faults inside our own programs (scan add's gradient on 10^6 elements spent more
@@ -47,7 +49,7 @@ MMAP_THRESHOLD_BYTES = 32 << 20  # glibc's largest: bigger arrays are still mapp
 
 
 def keep_memory() -> bool:
-    return os.environ.get("ADARRAY_NUMBA_KEEP_MEMORY", "0") == "1"
+    return config.numba_keep_memory
 
 
 # A first call that compiles for longer than this many seconds says so on stderr.
@@ -60,10 +62,10 @@ PROFILE = False
 
 
 def parallel() -> bool:
-    """Threads for large groups? Not with ADARRAY_NUMBA_PARALLEL=0, nor with one Numba thread
-    (NUMBA_NUM_THREADS=1, e.g. `adarray bench --threads 1`): there `parallel=True` would only add
-    compile time (Numba's parfor passes)."""
-    if os.environ.get("ADARRAY_NUMBA_PARALLEL", "1") == "0":
+    """Threads for large groups? Not with `config.numba_parallel` False ($ADARRAY_NUMBA_PARALLEL=0), nor with
+    one Numba thread (NUMBA_NUM_THREADS=1, e.g. `adarray bench --threads 1`): there `parallel=True` would only
+    add compile time (Numba's parfor passes)."""
+    if not config.numba_parallel:
         return False
     import numba
 

@@ -3,7 +3,7 @@ program table, every function decorated with numba.njit, so that a reversible fu
 adjoint program: the forward run and the reverse-computing sweep), runs as one native loop nest; a batch (vmap)
 runs through `batch`, one native loop over the batch index around the entry function.
 
-The module is written to the cache directory (ADARRAY_CACHE_DIR, default ~/.cache/adarray/kernels, shared
+The module is written to the cache directory (`config.cache_dir`, default ~/.cache/adarray/kernels, shared
 with the kernels) under the hash of its text and compiled with cache=True, so a later process skips
 compilation. Run-time checks raise CheckFailed with their values from native code, as in the interpreter.
 A program Numba cannot type (mutual recursion, an operation on mixed array types) falls back to the

@@ -5,7 +5,7 @@ a Numba lowering (`table.lowerable`), each generated as one `@numba.njit` functi
 equations without one, which run on the NumPy backend's implementation (the groups are cut there).
 A program without such equations is one function, so a call costs one Numba dispatch.
 
-Generated source is written to the cache directory (ADARRAY_CACHE_DIR, default
+Generated source is written to the cache directory (`config.cache_dir`, default
 ~/.cache/adarray/kernels) under the hash of its text and compiled with `cache=True`: a later
 process loads the machine code instead of compiling (per argument types, i.e. per signature,
 since shapes are constants of the text). Compile times are recorded in `COMPILE_LOG`; a first call
@@ -256,7 +256,7 @@ _MALLOC_TUNED: list[bool] = []
 
 
 def keep_freed_memory() -> bool:
-    """Once per process, with ADARRAY_NUMBA_KEEP_MEMORY=1 only (glibc only; see options.KEEP_FREED_BYTES):
+    """Once per process, with `config.numba_keep_memory` on only (glibc only; see options.KEEP_FREED_BYTES):
     freed arrays up to 32 MiB stay in the heap for the next call instead of being unmapped. Returns
     whether glibc took the settings."""
     if _MALLOC_TUNED or not options.keep_memory():
