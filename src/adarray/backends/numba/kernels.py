@@ -46,7 +46,7 @@ def generate(program, name: str) -> str:
     for eqn in program.eqns:
         if not lowerable(eqn):
             raise Unsupported(eqn.prim.name)
-    writer = FunctionWriter()
+    writer = FunctionWriter(scalar_arguments=False)  # core(a0, a1, ...) takes the kernel's inputs only
     params = [f"a{i}" for i in range(len(program.inputs))]
     results = ProgramEmitter(writer, program, [Local(p) for p in params]).run()
     results = [r.read(()) for r in results]

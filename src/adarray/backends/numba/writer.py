@@ -77,7 +77,8 @@ class Remapped:
 class FunctionWriter:
     """Lines of one generated function: hoisted allocations first, then the body."""
 
-    def __init__(self):
+    def __init__(self, scalar_arguments: bool = True):
+        self.scalar_arguments = scalar_arguments  # float literals as parameters (not in kernels: they have none)
         self.prologue: list[str] = []
         self.lines: list[str] = []
         self.counter = 0
@@ -97,7 +98,8 @@ class FunctionWriter:
         """The text of a uniform literal: a parameter for a float that is not an integer (the mean's 1/n and the
         like: the code, and its compiled machine code, is then the same whatever n is)."""
         value = atom.uniform
-        if not (np.dtype(atom.aval.dtype).kind == "f" and np.isfinite(value) and value != round(value)):
+        fraction = np.dtype(atom.aval.dtype).kind == "f" and np.isfinite(value) and value != round(value)
+        if not (self.scalar_arguments and fraction):
             return text
         for name, (known, dtype) in self.scalars.items():
             if known == value and dtype == atom.aval.dtype and np.signbit(known) == np.signbit(value):
