@@ -144,6 +144,24 @@ def test_scratch_arrays_are_reused_across_calls_and_share_memory():
         assert all(a is b for a, b in zip(segment.workspace.views(), first))
 
 
+
+def test_blas_products_and_packed_operands_come_from_the_workspace():
+    # GMM's "kij,nkj->nki": operands packed per batch element and the product stored, on every call a fresh
+    # 2 MB array without the workspace (d=10 K=25: 2.8 ms instead of 0.68)
+    rng = np.random.default_rng(5)
+    lower, centred = rng.normal(size=(4, 8, 8)), rng.normal(size=(200, 4, 8))
+
+    def f(a, c):
+        return anp.sum(anp.tanh(anp.einsum("kij,nkj->nki", a, c + 1.0)) ** 2)
+
+    segment = runtime.CompiledSegment(ad.make_ir(f)(lower, centred), "blas")
+    assert "np.dot(" in segment.text and "np.empty(" not in segment.text
+    first = segment.workspace.views()
+    want = np.sum(np.tanh(np.einsum("kij,nkj->nki", lower, centred + 1.0)) ** 2)
+    for _ in range(2):
+        np.testing.assert_allclose(segment(lower, centred)[0], want, rtol=1e-12)
+        assert all(a is b for a, b in zip(segment.workspace.views(), first))
+
 @pytest.mark.parametrize("steps", [3, 4])
 def test_results_never_alias_a_later_call(steps):
     # the fold's carry lives in two arrays swapped at each step: either may be returned

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...core.types import Aval
 from ...primitives import linalg
 from ...primitives.linalg import parse_spec
 from . import options
@@ -117,7 +118,7 @@ def _pack(em, atom, letters, batch, sizes, other):
     if top:
         packs[key] = name
     line = f"{name} = np.empty({shape!r}, {_type(atom)})"
-    _hoist(em, line)
+    _hoist(em, line, name, Aval(shape, atom.aval.dtype))
     names = dict(zip(order, index_names(em.depth, len(order), "w")))
     with loops(em, [names[c] for c in order], [sizes[c] for c in order]):
         value = em.read(atom, [names[c] for c in letters])
@@ -125,12 +126,16 @@ def _pack(em, atom, letters, batch, sizes, other):
     return name, rest
 
 
-def _hoist(em, line: str) -> None:
-    """An allocation: before the outermost loop inside a loop body, in place otherwise."""
+def _hoist(em, line: str, name: str, aval) -> None:
+    """An allocation: before the outermost loop inside a loop body, in place otherwise. Its array comes from
+    the program's workspace (workspace.py), as `ProgramEmitter.allocate`'s do: a large product allocated on
+    every call faults in fresh pages (GMM d=10 K=25's objective: 2.8 ms instead of 0.68)."""
     if em.depth == 0:
         em.emit(line)
     elif not em.silent:
         em.writer.prologue.append("    " + line)
+    if not em.silent:
+        em.writer.allocations[name] = aval
 
 
 def _type(atom) -> str:
@@ -163,7 +168,7 @@ def _blas(em, eqn):
     right = _matrix(second, rest_second, free_second, contracted, columns, inner, left=False)
     result = em.fresh("m")
     line = f"{result} = np.empty({(count, rows, columns)!r}, {_type(eqn.outputs[0])})"
-    _hoist(em, line)
+    _hoist(em, line, result, Aval((count, rows, columns), eqn.outputs[0].aval.dtype))
     n = em.fresh("n")
     with em.block(f"for {n} in range({count}):"):
         em.emit(f"np.dot({left.format(n)}, {right.format(n)}, {result}[{n}])")
