@@ -12,7 +12,7 @@ pytest.importorskip("numba")
 
 import adarray as ad  # noqa: E402
 import adarray.numpy as anp  # noqa: E402
-from adarray.backends.numba import checkpointing, runtime  # noqa: E402
+from adarray.backends.numba import checkpointing, options, runtime  # noqa: E402
 from adarray.scipy.integrate import odeint  # noqa: E402
 
 
@@ -125,7 +125,23 @@ def test_third_derivatives_of_a_loop_in_a_branch_agree_with_numpy(x, order):
 # --- scratch arrays kept across calls (workspace.py) ----------------------------------------------------------
 
 
-def test_scratch_arrays_are_reused_across_calls_and_share_memory():
+@pytest.fixture
+def every_scratch_array(monkeypatch):
+    """Every scratch array from the workspace, however small (by default from options.WORKSPACE_MIN_BYTES)."""
+    monkeypatch.setattr(options, "WORKSPACE_MIN_BYTES", 0)
+
+
+def test_only_large_scratch_arrays_come_from_the_workspace():
+    def f(x):
+        return anp.sum(anp.cos(anp.cumsum(anp.exp(anp.cumsum(x)))))
+
+    small, large = np.linspace(-1.0, 1.0, 1000), np.linspace(-1.0, 1.0, options.WORKSPACE_MIN_BYTES // 8)
+    assert runtime.CompiledSegment(ad.make_ir(f)(small), "small").workspace.plan.params == []
+    plan = runtime.CompiledSegment(ad.make_ir(f)(large), "large").workspace.plan
+    assert plan.params and all(shape == large.shape for _, _, shape, _ in plan.params)  # the two cumsums
+
+
+def test_scratch_arrays_are_reused_across_calls_and_share_memory(every_scratch_array):
     def f(x):
         a = anp.exp(anp.cumsum(x))        # scratch, dead after b
         b = anp.cumsum(anp.sin(a)) * 2.0  # scratch, dead after c
@@ -144,8 +160,7 @@ def test_scratch_arrays_are_reused_across_calls_and_share_memory():
         assert all(a is b for a, b in zip(segment.workspace.views(), first))
 
 
-
-def test_blas_products_and_packed_operands_come_from_the_workspace():
+def test_blas_products_and_packed_operands_come_from_the_workspace(every_scratch_array):
     # GMM's "kij,nkj->nki": operands packed per batch element and the product stored, on every call a fresh
     # 2 MB array without the workspace (d=10 K=25: 2.8 ms instead of 0.68)
     rng = np.random.default_rng(5)
@@ -161,6 +176,7 @@ def test_blas_products_and_packed_operands_come_from_the_workspace():
     for _ in range(2):
         np.testing.assert_allclose(segment(lower, centred)[0], want, rtol=1e-12)
         assert all(a is b for a, b in zip(segment.workspace.views(), first))
+
 
 @pytest.mark.parametrize("steps", [3, 4])
 def test_results_never_alias_a_later_call(steps):
@@ -183,7 +199,7 @@ def test_results_never_alias_a_later_call(steps):
             assert not np.may_share_memory(a, b)
 
 
-def test_a_result_found_in_the_workspace_takes_its_slot_along():
+def test_a_result_found_in_the_workspace_takes_its_slot_along(every_scratch_array):
     def f(x):
         return anp.cumsum(anp.exp(anp.cumsum(x)))
 
@@ -197,7 +213,7 @@ def test_a_result_found_in_the_workspace_takes_its_slot_along():
     np.testing.assert_allclose(segment(x)[0], np.cumsum(np.exp(np.cumsum(x))), rtol=1e-12)
 
 
-def test_each_thread_has_its_own_workspace():
+def test_each_thread_has_its_own_workspace(every_scratch_array):
     import threading
 
     def f(x):

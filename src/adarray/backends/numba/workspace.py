@@ -4,7 +4,8 @@ pages (XLA's buffer assignment does the same); arrays whose lifetimes do not ove
 
 `assign(lines, prologue, allocations, returned)` reads the generated function:
 
-* every array allocated by `ProgramEmitter.allocate` at the top level or hoisted out of a loop body
+* every array of `options.WORKSPACE_MIN_BYTES` or more allocated by `ProgramEmitter.allocate` (or a
+  contraction) at the top level or hoisted out of a loop body
   becomes a parameter, unless the function may return it (or a view of it, or an array it is swapped
   with in a loop): a result is always a fresh array, never one a later call writes over;
 * its lifetime is the span of top-level statements whose text names it (or a view of it, or an array
@@ -23,10 +24,16 @@ import threading
 
 import numpy as np
 
+from . import options
+
 _NAME = re.compile(r"[A-Za-z_]\w*")
 _SWAP = re.compile(r"^\s*(\w+), (\w+) = (\w+), (\w+)$")
 _VIEW = re.compile(r"^\s*(\w+) = (\w+)(\[[^\]]*:[^\]]*\]|\.reshape\()")
 _CONTINUATION = ("else:", "elif ", "except", "finally:")
+
+
+def _nbytes(aval) -> int:
+    return int(np.prod(aval.shape)) * np.dtype(aval.dtype).itemsize
 
 
 class Plan:
@@ -90,7 +97,8 @@ def assign(lines, prologue, allocations, returned) -> Plan:
         if view:
             aliases.union(view.group(1), view.group(2))
     escaping = {aliases.find(name) for name in returned}
-    kept = {name for name in allocations if aliases.find(name) not in escaping}
+    kept = {name for name, aval in allocations.items()
+            if aliases.find(name) not in escaping and _nbytes(aval) >= options.WORKSPACE_MIN_BYTES}
     # an allocation inside a block (a fresh array per iteration, which the code might rely on) stays
     kept -= {_NAME.match(line.lstrip(" ")).group() for line in lines
              if len(line) - len(line.lstrip(" ")) > 4 and "= np.empty(" in line}
