@@ -17,7 +17,18 @@ says how to install it.
 """
 from ...core.engines import numba_available
 from ...core.primitive import REGISTRY
-from . import arithmetic, arrays, checkpointing, contraction, control, elementwise, parallel, reductions, sorting  # noqa: F401
+from . import (  # noqa: F401  (each module registers its lowerings)
+    arithmetic,
+    arrays,
+    checkpointing,
+    contraction,
+    control,
+    elementwise,
+    parallel,
+    reductions,
+    sorting,
+    special,
+)
 from .table import LOWERINGS, lowerable
 
 
