@@ -24,6 +24,7 @@ from . import (  # noqa: F401  (each module registers its lowerings)
     contraction,
     control,
     elementwise,
+    linalg,
     parallel,
     reductions,
     sorting,

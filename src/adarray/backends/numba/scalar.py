@@ -46,10 +46,13 @@ HELPERS = """
 from adarray.backends.numba import gammalib as _g
 from adarray.backends.numba import incompletelib as _inc
 from adarray.backends.numba import indexlib as _ix
+from adarray.backends.numba import linalglib as _la
+from adarray.backends.numba import matfunlib as _mf
 from adarray.backends.numba import mathlib as _m
 from adarray.backends.numba.mathlib import floor_divide as _floor_divide, logistic_any as _logistic
 from adarray.backends.numba.mathlib import maximum as _maximum, minimum as _minimum, sinc as _sinc
 from adarray.backends.numba import speciallib as _sp
+from adarray.primitives.matrices import LinAlgError as _LinAlgError
 """
 
 
@@ -65,6 +68,9 @@ def constant(value, dtype) -> str:
     value = np.asarray(value, dtype).item()
     if dtype == np.bool_:
         return repr(bool(value))
+    if dtype.kind == "c":  # complex(re, im) keeps inf and NaN parts apart (re + im * 1j would not)
+        text = f"complex({constant(value.real, np.float64)}, {constant(value.imag, np.float64)})"
+        return text if dtype == np.complex128 else f"{type_name(dtype)}({text})"
     if dtype.kind == "f":
         if np.isnan(value):
             text = "np.nan"
@@ -82,8 +88,11 @@ def literal(atom: Literal) -> str | None:
     return None if value is None else constant(value, atom.aval.dtype)
 
 
+_NO_CAST = frozenset(np.dtype(t) for t in (np.float64, np.int64, np.bool_, np.complex128))
+
+
 def _needs_cast(dtype) -> bool:
-    return np.dtype(dtype) not in (np.dtype(np.float64), np.dtype(np.int64), np.dtype(np.bool_))
+    return np.dtype(dtype) not in _NO_CAST
 
 
 def expression(prim, args, dtype, params) -> str:
