@@ -21,6 +21,7 @@ from . import (  # noqa: F401  (each module registers its lowerings)
     arithmetic,
     arrays,
     checkpointing,
+    complex,
     contraction,
     control,
     elementwise,
