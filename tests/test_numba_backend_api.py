@@ -135,9 +135,21 @@ def test_coverage_lists_every_primitive_as_compiled_or_falling_back(capsys):
     coverage = numba_backend.coverage()
     assert sorted(coverage["compiled"] + coverage["numpy"]) == sorted(REGISTRY)
     assert COMPILED <= set(coverage["compiled"]), COMPILED - set(coverage["compiled"])
+    assert coverage["percent"] == round(100.0 * len(coverage["compiled"]) / len(REGISTRY), 1)
     with capsys.disabled():
-        print(f"\nNumba backend: {len(coverage['compiled'])} primitives compiled, {len(coverage['numpy'])} on "
-              f"NumPy: {', '.join(coverage['numpy'])}")
+        print(f"\nNumba backend: {len(coverage['compiled'])} primitives compiled ({coverage['percent']}%), "
+              f"{len(coverage['numpy'])} on NumPy: {', '.join(coverage['numpy'])}")
+
+
+def test_at_least_95_percent_of_the_registry_is_compiled():
+    """Special functions, linear algebra, complex values and the FFT included (issue 23)."""
+    coverage = numba_backend.coverage()
+    assert coverage["percent"] >= 95.0, coverage["numpy"]
+    native = {"gamma", "digamma", "gammaln", "erfc", "erfinv", "ndtri", "log_ndtr", "xlogy", "xlog1py", "i0e", "i1e",
+              "beta", "betaln", "binom", "betainc", "gammainc", "gammaincc", "expn", "zeta", "polygamma", "cholesky",
+              "det", "eig", "eigh", "lu", "qr", "solve", "svd", "triangular_solve", "pinv", "expm", "sqrtm", "logm",
+              "adjugate", "complex", "real", "imag", "conj", "fft"}
+    assert native <= set(coverage["compiled"]), native - set(coverage["compiled"])
 
 
 def test_a_primitive_without_a_lowering_cuts_the_program_and_runs_on_numpy(monkeypatch):

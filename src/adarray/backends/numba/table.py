@@ -14,8 +14,9 @@ Two kinds of lowering:
   are emitted inline: a loop runs as one native loop). `materialized(eqn)` lists the input
   positions that must be stored arrays (the others may be read elementally).
 
-`supports(eqn)` may refuse an equation (a dtype, an operator): it then runs on the NumPy backend,
-and the compiled groups are cut there. A primitive absent from `LOWERINGS` always falls back.
+`supports(eqn)` may refuse an equation (a dtype, an operator): it then runs on the NumPy backend, as does a
+primitive absent from `LOWERINGS`: at the top level the compiled groups are cut there; inside a loop body it is
+a call back into NumPy from compiled code (`CALLBACK`, callbacks.py), so the loop stays native.
 """
 from __future__ import annotations
 
@@ -87,8 +88,10 @@ class ByEquation:
 
 
 def lowering_of(eqn):
-    """The lowering that writes `eqn`."""
-    lowering = LOWERINGS[eqn.prim]
+    """The lowering that writes `eqn`: a call back into NumPy inside a loop body where it has no native one."""
+    lowering = LOWERINGS.get(eqn.prim)
+    if lowering is None or not lowering.supports(eqn):
+        return CALLBACK
     return lowering.choose(eqn) if isinstance(lowering, ByEquation) else lowering
 
 
@@ -112,14 +115,41 @@ def opaque(*primitives, **options):
     return register
 
 
-def lowerable(eqn) -> bool:
-    """Can `eqn` (and every equation of its nested programs) be compiled?"""
+def lowerable(eqn, nested: bool = False) -> bool:
+    """Can `eqn` (and every equation of its nested programs) be compiled? In a nested program (`nested`), an
+    equation without a native lowering is a call back into NumPy (callbacks.py), so the loop around it compiles;
+    at the top level it is not: the runtime runs it between compiled segments."""
     lowering = LOWERINGS.get(eqn.prim)
     if lowering is None or not lowering.supports(eqn):
-        return False
+        return nested
     programs = getattr(lowering, "programs", None)
     programs = programs(eqn) if programs else nested_programs(eqn)
-    return all(lowerable(inner) for program in programs for inner in program.eqns)
+    return all(lowerable(inner, nested=True) for program in programs for inner in program.eqns)
+
+
+def native(eqn) -> bool:
+    """Does `eqn` have a native lowering (not a call back into NumPy)?"""
+    lowering = LOWERINGS.get(eqn.prim)
+    return lowering is not None and lowering.supports(eqn)
+
+
+def _call_back(em, eqn):
+    """`eqn` run by the NumPy backend's implementation from compiled code (callbacks.py): one Python call."""
+    from ...core.types import Aval
+    from .callbacks import register
+    from .codegen import Buffer, Local
+
+    key = register(eqn)
+    inputs = [em.let(em.read(atom, ())) if atom.aval.ndim == 0 else em.array(atom) for atom in eqn.inputs]
+    names = [em.allocate(var.aval if var.aval.ndim else Aval((1,), var.aval.dtype), "cb") for var in eqn.outputs]
+    em.emit("with numba.objmode():")
+    em.emit(f"    _cb.call({key!r}, ({''.join(i + ', ' for i in inputs)}), ({''.join(n + ', ' for n in names)}))")
+    em.raises = True
+    return [Buffer(name) if var.aval.ndim else Local(f"{name}[0]") for name, var in zip(names, eqn.outputs)]
+
+
+CALLBACK = Opaque(_call_back, materialized=lambda eqn: [k for k, atom in enumerate(eqn.inputs) if atom.aval.ndim],
+                  supports=lambda eqn: True, programs=lambda eqn: [])
 
 
 def nested_programs(eqn):
