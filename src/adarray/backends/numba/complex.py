@@ -21,6 +21,7 @@ from ...primitives import fft
 from . import scalar
 from .linalg import matrix_dtypes
 from .table import elemental, opaque
+from .writer import Buffer
 
 
 @elemental(complex_values.real_p, complex_values.imag_p, complex_values.conj_p, complex_values.complex_p,
@@ -56,8 +57,6 @@ def _view(name: str, shape, axis: int) -> str:
 
 @opaque(fft.fft_p, materialized=lambda eqn: [0], supports=matrix_dtypes)
 def _fft(em, eqn):
-    from .codegen import Buffer
-
     (x,) = eqn.inputs
     kind, axes, norm = eqn.params["kind"], tuple(eqn.params["axes"]), eqn.params["norm"]
     out_aval = eqn.outputs[0].aval

@@ -17,6 +17,7 @@ from ...core.types import is_complex
 from ...primitives import eig, factorizations, matrix_functions, spectral, triangular
 from ...primitives.sqrtm_logm import logm_p, sqrtm_p
 from .table import PLAIN, opaque
+from .writer import Buffer
 
 MATRIX_DTYPES = PLAIN | {np.dtype(np.complex64), np.dtype(np.complex128)}
 
@@ -65,8 +66,6 @@ def check(em, eqn, call: str, detail: str = "") -> None:
 
 
 def _outputs(em, eqn):
-    from .codegen import Buffer
-
     names = [em.allocate(var.aval, "o") for var in eqn.outputs]
     return names, [Buffer(name) for name in names]
 
