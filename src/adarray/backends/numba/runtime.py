@@ -120,8 +120,12 @@ def generate(program: Program, name: str = "program", profile: bool = False, pla
         params.append("_profile")
     flags = "{" + ", ".join(repr(f) for f in sorted(options.FASTMATH)) + "}"
     decorator = f'@numba.njit(cache=True, error_model="numpy", fastmath={flags}'
-    # threads need Numba's parfor passes, which its default pipeline has; others get the short one
-    decorator += ", parallel=True)" if writer.parallel else ", pipeline_class=_GeneratedCompiler)"
+    # threads need Numba's parfor passes and calls into NumPy its with-lifting, which its default pipeline has;
+    # others get the short one
+    if writer.parallel:
+        decorator += ", parallel=True)"
+    else:
+        decorator += ")" if writer.callbacks else ", pipeline_class=_GeneratedCompiler)"
     body = prologue + scratch.prologue + scratch.lines
     text = _HEADER.format(version=cache.version(), name=name) + scalar.HELPERS + "\n\n" + decorator + "\n"
     text += f"def program({', '.join(params)}):\n" + "\n".join(body) + "\n"

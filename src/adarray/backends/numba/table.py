@@ -23,6 +23,9 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.primitive import Primitive
+from ...core.types import Aval
+from .callbacks import register
+from .writer import Buffer, Local
 
 LOWERINGS: dict[Primitive, object] = {}
 
@@ -135,16 +138,13 @@ def native(eqn) -> bool:
 
 def _call_back(em, eqn):
     """`eqn` run by the NumPy backend's implementation from compiled code (callbacks.py): one Python call."""
-    from ...core.types import Aval
-    from .callbacks import register
-    from .codegen import Buffer, Local
-
     key = register(eqn)
     inputs = [em.let(em.read(atom, ())) if atom.aval.ndim == 0 else em.array(atom) for atom in eqn.inputs]
     names = [em.allocate(var.aval if var.aval.ndim else Aval((1,), var.aval.dtype), "cb") for var in eqn.outputs]
     em.emit("with numba.objmode():")
     em.emit(f"    _cb.call({key!r}, ({''.join(i + ', ' for i in inputs)}), ({''.join(n + ', ' for n in names)}))")
     em.raises = True
+    em.writer.callbacks = True  # `with numba.objmode()` needs Numba's default pipeline (runtime.generate)
     return [Buffer(name) if var.aval.ndim else Local(f"{name}[0]") for name, var in zip(names, eqn.outputs)]
 
 

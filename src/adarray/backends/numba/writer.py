@@ -87,6 +87,7 @@ class FunctionWriter:
         self.contiguous: set[str] = set()  # arrays allocated here (C-contiguous, reshapeable in place)
         self.allocations: dict = {}  # name -> aval of the arrays allocate() wrote (workspace.py takes them)
         self.parallel = False
+        self.callbacks = False  # a `with numba.objmode()` call into NumPy (table.CALLBACK)
         self.profile = False  # time every top-level group (runtime.profile_program)
         self.groups: list[str] = []  # a description of each top-level group, in order
 
