@@ -17,9 +17,11 @@ import pytest
 pytest.importorskip("numba")
 sc = pytest.importorskip("scipy.special")
 
-from adarray.backends.numba import gammalib, incompletelib, speciallib  # noqa: E402
+import adarray as ad  # noqa: E402
+from adarray.backends.numba import gammalib, incompletelib, runtime, speciallib  # noqa: E402
 from adarray.backends.numpy import special as numpy_special  # noqa: E402
 from adarray.backends.numpy.registry import IMPLS  # noqa: E402
+from adarray.primitives import bessel  # noqa: E402
 from adarray.primitives.gamma_functions import zeta_ds_p  # noqa: E402
 
 EDGES = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 2.0, -2.0, 0.5, -0.5, 1e-300, -1e-300, 5e-324,
@@ -325,3 +327,24 @@ def test_betainc_dab_is_the_numpy_backends_fraction(da, db):
                              db=db)[0] for p, q, r in zip(a, b, x)])
     got = evaluate(lambda p, q, r: incompletelib.betainc_dab(p, q, r, da, db), a, b, x)
     assert_matches(got, want, a, b, x, rtol=1e-10, atol=1e-14, what=f"betainc_dab[{da}, {db}]")
+
+
+@pytest.mark.parametrize("name", ["jn", "yn", "iv", "ive"])
+@pytest.mark.parametrize("order_dtype", [np.int64, np.int32, np.float64])
+def test_bessel_functions_are_the_numpy_backends_bit_for_bit(name, order_dtype):
+    """SciPy's compiled functions called from compiled code (bessellib.py): the same values as the NumPy backend,
+    NaN, inf and signed zeros included; a float order that is not an integer gives NaN for jn and yn."""
+    prim = getattr(bessel, f"{name}_p")
+    orders = np.array([-3, -1, 0, 1, 2, 5, 30] + ([0.5, -2.5, np.nan, np.inf] if order_dtype is np.float64 else []))
+    points = np.concatenate([np.linspace(-20.0, 40.0, 61), [0.0, -0.0, 1e-300, -1e-300, 700.0, -700.0, 1e5,
+                                                             np.inf, -np.inf, np.nan]])
+    n, x = grid(orders.astype(order_dtype), points)
+    n = n.astype(order_dtype)
+    assert [kind for kind, _ in runtime.segments(ad.make_ir(prim.bind)(n, x))] == ["numba"]  # native, no fallback
+    want = quietly(IMPLS[prim], n, x)
+    with np.errstate(all="ignore"):
+        got = ad.jit(prim.bind, backend="numba")(n, x)
+    np.testing.assert_array_equal(got, want)
+    assert np.array_equal(np.signbit(got), np.signbit(want))
+    got32 = ad.jit(prim.bind, backend="numba")(n, x.astype(np.float32))
+    np.testing.assert_array_equal(got32, quietly(IMPLS[prim], n, x.astype(np.float32)))

@@ -43,6 +43,7 @@ VECTOR_MATH = {ew.exp_p: "exp", ew.log_p: "log", ew.expm1_p: "expm1", ew.log1p_p
 # What the generated modules import: the vectorised math and the helpers the templates call
 # (mathlib.py: compiled once per process and inlined by LLVM, not re-typed at every call site).
 HELPERS = """
+from adarray.backends.numba import bessellib as _bl
 from adarray.backends.numba import callbacks as _cb
 from adarray.backends.numba import fftlib as _ff
 from adarray.backends.numba import gammalib as _g

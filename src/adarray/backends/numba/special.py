@@ -1,6 +1,7 @@
-"""The special functions (primitives/special.py, primitives/gamma_functions.py) on the Numba backend: one
-call per element of a native scalar function (gammalib.py, speciallib.py, incompletelib.py), inlined into the
-fused loops like any elementwise primitive.
+"""The special functions (primitives/special.py, primitives/gamma_functions.py, primitives/bessel.py) on the
+Numba backend: one call per element of a native scalar function (gammalib.py, speciallib.py, incompletelib.py;
+bessellib.py calls SciPy's compiled Bessel functions), inlined into the fused loops like any elementwise
+primitive.
 
 The functions compute in float64; a float32 equation rounds the result, as SciPy's float32 loops do (they
 compute in double). Static orders (polygamma's, zeta_ds's, expn's n, the derivative orders of gammainc_da and
@@ -11,8 +12,8 @@ betainc_dab) are literal arguments.
 """
 from __future__ import annotations
 
+from ...primitives import bessel, special
 from ...primitives import gamma_functions as gf
-from ...primitives import special
 from . import scalar
 from .table import elemental
 
@@ -47,5 +48,21 @@ def _special(em, eqn, index):
         function, names, leading = _ORDERED[eqn.prim]
         orders = [str(int(eqn.params[name])) for name in names]
         text = f"{function}({', '.join(orders + args if leading else args + orders)})"
+    dtype = eqn.outputs[0].aval.dtype
+    return [text if scalar.type_name(dtype) == "np.float64" else f"{scalar.type_name(dtype)}({text})"]
+
+
+# order dtype kind -> function: an integer order needs no check; a float one is NaN unless it is an integer (jn, yn)
+_BESSEL = {bessel.jn_p: {"i": "_bl.jn_integer", "f": "_bl.jn"}, bessel.yn_p: {"i": "_bl.yn_integer", "f": "_bl.yn"},
+           bessel.iv_p: {"i": "_bl.iv", "f": "_bl.iv"}, bessel.ive_p: {"i": "_bl.ive", "f": "_bl.ive"}}
+
+
+@elemental(*_BESSEL, cost=SPECIAL_COST)
+def _bessel(em, eqn, index):
+    order, x = eqn.inputs
+    integer = order.aval.dtype.kind in "iu"
+    function = _BESSEL[eqn.prim]["i" if integer else "f"]
+    order_text = f"np.int64({em.read(order, index)})" if integer else f"float({em.read(order, index)})"
+    text = f"{function}({order_text}, float({em.read(x, index)}))"
     dtype = eqn.outputs[0].aval.dtype
     return [text if scalar.type_name(dtype) == "np.float64" else f"{scalar.type_name(dtype)}({text})"]
