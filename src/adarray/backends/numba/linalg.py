@@ -225,7 +225,8 @@ def _root_failures(em, eqn, what: str) -> None:
     singular = f"{name}: the matrix of shape {shape} is singular: it has no logarithm"
     infinite = f"{name}: the matrix of shape {shape} has no finite principal {what} (it has a zero eigenvalue)"
     complex_ = (f"{name}: the matrix of shape {shape} has a negative real eigenvalue, so its principal {what} is "
-                "not real (adarray computes in real arithmetic)")
+                "not real (under jit and vmap the result's dtype follows the input's: pass a complex matrix, "
+                "a.astype(complex))")
     em.emit(f"if {status} >= _mf.SINGULAR:")
     em.emit(f"    raise _LinAlgError({singular!r})")
     em.emit(f"if {status} > 0:")
@@ -236,11 +237,17 @@ def _root_failures(em, eqn, what: str) -> None:
     return sources
 
 
-@linalg_opaque(sqrtm_p)
+def _real_root(eqn) -> bool:
+    """Real matrices with real results: complex ones, and complex_result=True, take the NumPy backend's branch-cut
+    rotation (backends/numpy/sqrtm_logm.py), which the native kernels do not."""
+    return matrix_dtypes(eqn) and not is_complex(eqn.inputs[0].aval.dtype) and not eqn.params.get("complex_result")
+
+
+@opaque(sqrtm_p, materialized=_every_input, supports=_real_root)
 def _sqrtm(em, eqn):
     return _root_failures(em, eqn, "square root")
 
 
-@linalg_opaque(logm_p)
+@opaque(logm_p, materialized=_every_input, supports=_real_root)
 def _logm(em, eqn):
     return _root_failures(em, eqn, "logarithm")
