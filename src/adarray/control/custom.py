@@ -31,6 +31,7 @@ from ..core.printer import format_program
 from ..core.pytree import flatten, leaf_paths, unflatten
 from ..core.types import is_float
 from ..passes import simplify
+from ..passes.inline_calls import register_call
 from ..primitives import elementwise as ew
 from ..primitives.rules import batch_all, broadcast_batch
 from ..primitives.taylor import FROM_JVP
@@ -317,7 +318,7 @@ def _check_cotangents(what: str, name: str, part: str, value, tree, avals) -> li
 
 # --- custom_jvp ----------------------------------------------------------------------------------
 
-custom_jvp_call_p = Primitive("custom_jvp_call", _call_abstract_eval, multiple_results=True)
+custom_jvp_call_p = register_call(Primitive("custom_jvp_call", _call_abstract_eval, multiple_results=True))
 
 
 def _custom_jvp_jvp(tangents, primals, outputs, *, fun, rule):
@@ -454,7 +455,7 @@ def _custom_vjp_abstract_eval(*avals, fun, fwd, bwd):
     return _call_abstract_eval(*avals, fun=fun)
 
 
-custom_vjp_call_p = Primitive("custom_vjp_call", _custom_vjp_abstract_eval, multiple_results=True)
+custom_vjp_call_p = register_call(Primitive("custom_vjp_call", _custom_vjp_abstract_eval, multiple_results=True))
 
 
 def _custom_vjp_forward(*args, fun, fwd, bwd):
@@ -588,7 +589,7 @@ class custom_vjp(_CustomRules):  # noqa: N801 - named like the decorator users k
 
 # --- checkpoint (rematerialisation) --------------------------------------------------------------
 
-checkpoint_call_p = Primitive("checkpoint_call", _call_abstract_eval, multiple_results=True)
+checkpoint_call_p = register_call(Primitive("checkpoint_call", _call_abstract_eval, multiple_results=True))
 
 
 def _checkpoint_jvp(tangents, primals, outputs, *, fun):

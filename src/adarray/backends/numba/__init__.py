@@ -16,6 +16,7 @@ Optional: this package imports without numba; `compile_program` then raises a Ba
 says how to install it.
 """
 from ...core.engines import numba_available
+from ...core.errors import BackendError
 from ...core.primitive import REGISTRY
 from . import (  # noqa: F401  (each module registers its lowerings)
     arithmetic,
@@ -31,22 +32,19 @@ from . import (  # noqa: F401  (each module registers its lowerings)
     sorting,
     special,
 )
+from .runtime import compile_program as compile_with_numba
 from .table import LOWERINGS, lowerable
 
 
 def compile_program(program, name: str = "program"):
     """A callable running `program` on NumPy arrays, compiled by Numba (NumPy where there is no lowering)."""
     require()
-    from .runtime import compile_program as compile_with_numba
-
     return compile_with_numba(program, name)
 
 
 def require() -> None:
     """Raise a BackendError (an adarray.Error) if numba cannot be imported."""
     if not numba_available():
-        from ...core.errors import BackendError
-
         raise BackendError("the 'numba' backend needs the numba package, which is not installed: "
                            "pip install 'adarray[numba]' (or pip install numba)")
 

@@ -29,6 +29,7 @@ import contextlib
 import numpy as np
 
 from ...core.ir import Literal, Var
+from ...primitives.structural import slice_p
 from . import options, scalar
 from .symbolic import planned, product
 from .table import lowering_of
@@ -60,9 +61,6 @@ class ProgramEmitter:
 
     def __init__(self, writer: FunctionWriter, program, inputs, *, depth: int = 0, indent: int = 1, targets=None,
                  silent: bool = False):
-        from .control import inline_calls
-
-        program = inline_calls(program)
         self.writer, self.program, self.depth, self.indent = writer, program, depth, indent
         self._silent = silent
         self.sources = {id(var): source for var, source in zip(program.inputs, inputs)}
@@ -287,8 +285,6 @@ class ProgramEmitter:
         """Slices (positive steps) of arrays computed here that the top-level program returns: they
         are returned as views of those arrays instead of being copied (e.g. the first n slots of a
         scatter into n + 1, the last one a dump for the slots nobody takes)."""
-        from ...primitives.structural import slice_p
-
         if self.depth > 0 or self.targets is not None:
             return []
         outputs = {id(atom) for atom in self.program.outputs if isinstance(atom, Var)}
@@ -300,8 +296,6 @@ class ProgramEmitter:
         """Slices of the arguments (any steps: a reversed input) that an opaque lowering needs whole, e.g. the
         right-to-left scan of a general reduce's gradient: views of the argument, not copies. Arguments are
         never written, so a view of one stays valid."""
-        from ...primitives.structural import slice_p
-
         if self.depth > 0 or self.targets is not None:
             return []
         outputs = {id(atom) for atom in self.program.outputs if isinstance(atom, Var)}

@@ -16,7 +16,8 @@ import numpy as np
 from ...core.types import Aval
 from ...primitives import linalg
 from ...primitives.linalg import parse_spec
-from . import options
+from . import options, scalar
+from .reductions import loops
 from .symbolic import planned, product
 from .table import LOWERINGS, ByEquation, Elemental, Opaque
 from .writer import Buffer, Remapped, index_names
@@ -40,8 +41,6 @@ def _extent(eqn) -> int:
 
 
 def _loops(em, eqn, index):
-    from .reductions import loops
-
     a, b = eqn.inputs
     (sa, sb), so = parse_spec(eqn.params["spec"])
     sizes = _sizes(eqn)
@@ -50,8 +49,6 @@ def _loops(em, eqn, index):
     for letter in contracted:
         names[letter] = em.fresh("r")
     dtype = eqn.outputs[0].aval.dtype
-    from . import scalar
-
     acc = em.fresh("acc")
     em.emit(f"{acc} = {scalar.constant(0, dtype)}")
     with loops(em, [names[c] for c in contracted], [sizes[c] for c in contracted]):
@@ -94,8 +91,6 @@ def _linear(names, sizes, letters) -> str:
 def _pack(em, atom, letters, batch, sizes, other):
     """`atom` as a 2-d array (batch, the other letters flattened, in the atom's order when the free
     and contracted letters are not interleaved); returns (name, the other letters in order)."""
-    from .reductions import loops
-
     rest = [c for c in letters if c not in batch]
     free = [c for c in rest if c not in other]
     if rest != free + [c for c in rest if c in other] and rest != [c for c in rest if c in other] + free:
@@ -139,8 +134,6 @@ def _hoist(em, line: str, name: str, aval) -> None:
 
 
 def _type(atom) -> str:
-    from . import scalar
-
     return scalar.type_name(atom.aval.dtype)
 
 

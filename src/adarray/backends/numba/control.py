@@ -8,7 +8,7 @@
 * while: `while True:` with the condition program, then the body, as fold.
 * cond: if/elif over the clamped index, each branch writing the same outputs.
 * custom_jvp_call, custom_vjp_call, checkpoint_call: their `fun` is inlined into the caller before
-  the fusion plan (`inline_calls`), so it fuses with its surroundings.
+  the fusion plan (passes/inline_calls.py), so it fuses with its surroundings.
 * kernel (a scalar kernel applied elementwise): elemental; its scalar program is written inline
   per element, branches as if/else and loops as while loops (mixed-mode derivatives are kernel
   calls too, so they compile the same way).
@@ -16,52 +16,21 @@
 from __future__ import annotations
 
 from ...control.cond import cond_p
-from ...control.custom import checkpoint_call_p, custom_jvp_call_p, custom_vjp_call_p
 from ...control.loops import fold_p
 from ...control.while_loop import while_p
-from ...core.ir import Eqn, Literal, Program, Var
+from ...core.ir import Eqn, Literal
 from ...kernels.primitive import kernel_p
+from ...passes.inline_calls import CALLS
 from . import scalar
+from .codegen import ProgramEmitter
+from .elementwise import TRANSCENDENTAL_COST
 from .table import elemental, opaque
 from .writer import Buffer, Local
-
-CALLS = (custom_jvp_call_p, custom_vjp_call_p, checkpoint_call_p)
-
-
-def inline_calls(program: Program) -> Program:
-    """`program` with every call-like equation (custom_jvp_call, ...) replaced by its `fun`'s equations."""
-    if not any(eqn.prim in CALLS for eqn in program.eqns):
-        return program
-    rename: dict[int, object] = {}
-
-    def atom(a):
-        return rename.get(id(a), a) if isinstance(a, Var) else a
-
-    eqns = []
-    for eqn in program.eqns:
-        if eqn.prim not in CALLS:
-            eqns.append(Eqn(eqn.prim, tuple(atom(a) for a in eqn.inputs), eqn.params, eqn.outputs))
-            continue
-        fun = inline_calls(eqn.params["fun"])
-        inner = {id(v): atom(a) for v, a in zip(fun.inputs, eqn.inputs)}
-        for body_eqn in fun.eqns:
-            outputs = tuple(Var(v.aval) for v in body_eqn.outputs)
-            for old, new in zip(body_eqn.outputs, outputs):
-                inner[id(old)] = new
-            inputs = tuple(inner.get(id(a), a) if isinstance(a, Var) else a for a in body_eqn.inputs)
-            eqns.append(Eqn(body_eqn.prim, inputs, body_eqn.params, outputs))
-        for var, result in zip(eqn.outputs, fun.outputs):
-            value = inner.get(id(result), result) if isinstance(result, Var) else result
-            rename[id(var)] = value
-    outputs = tuple(atom(a) for a in program.outputs)
-    return Program(program.inputs, tuple(eqns), outputs)
 
 
 @opaque(*CALLS, materialized=lambda eqn: range(len(eqn.inputs)), programs=lambda eqn: [eqn.params["fun"]])
 def _call(em, eqn):
-    """Only reached where a call was not inlined beforehand (inline_calls runs on every program)."""
-    from .codegen import ProgramEmitter
-
+    """Only reached where a call was not inlined beforehand (runtime.py inlines every program's calls)."""
     return ProgramEmitter(em.writer, eqn.params["fun"], [em.source(a) for a in eqn.inputs], depth=em.depth,
                           indent=em.indent, silent=em.silent).run()
 
@@ -97,8 +66,6 @@ def swap(em, current, following) -> None:
 
 
 def _nested(em, program, inputs, targets=None):
-    from .codegen import ProgramEmitter
-
     return ProgramEmitter(em.writer, program, inputs, depth=em.depth + 1, indent=em.indent, targets=targets,
                           silent=em.silent).run()
 
@@ -167,8 +134,6 @@ def _cond(em, eqn):
 
 
 def _kernel_cost(eqn) -> float:
-    from .elementwise import TRANSCENDENTAL_COST
-
     total = 0.0
     for inner in eqn.params["kernel"].eqns:
         if inner.prim in scalar.TRANSCENDENTAL:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ...parallel.general import general_reduce_p, general_scan_p
 from . import scalar
+from .control import _nested, _row_source, swap
 from .table import opaque
 from .writer import Buffer, Local
 
@@ -27,8 +28,6 @@ def _element_storage(em, avals):
 @opaque(general_scan_p, materialized=lambda eqn: range(len(eqn.inputs)))
 def _general_scan(em, eqn):
     """y_0 = x_0, y_t = op(y_(t-1), x_t), written in place into the outputs."""
-    from .control import _nested, _row_source
-
     op = eqn.params["op"]
     n = eqn.inputs[0].aval.shape[0]
     ys = [Buffer(em.allocate(var.aval, "y")) for var in eqn.outputs]
@@ -48,8 +47,6 @@ def _general_scan(em, eqn):
 @opaque(general_reduce_p, materialized=lambda eqn: range(len(eqn.inputs)))
 def _general_reduce(em, eqn):
     """acc = x_0, then acc = op(acc, x_t); the identity when there is no element."""
-    from .control import _nested, _row_source, swap
-
     op, identity = eqn.params["op"], eqn.params["identity"]
     n = eqn.inputs[0].aval.shape[0]
     avals = [var.aval for var in eqn.outputs]

@@ -24,10 +24,10 @@ import numpy as np
 
 from ...core.errors import ArgumentError, ExecutionError
 from ...core.ir import Literal, Program, Var
+from ...passes.inline_calls import inline_calls
 from ..numpy.registry import implementation
 from . import cache, options, scalar, workspace
 from .codegen import ProgramEmitter
-from .control import inline_calls
 from .inlining import canonical_names, inline_temporaries
 from .symbolic import LARGE, symbolize
 from .table import lowerable

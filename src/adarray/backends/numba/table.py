@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...core.ir import Program
 from ...core.primitive import Primitive
 from ...core.types import Aval
 from .callbacks import register
@@ -154,8 +155,6 @@ CALLBACK = Opaque(_call_back, materialized=lambda eqn: [k for k, atom in enumera
 
 def nested_programs(eqn):
     """The programs held in `eqn`'s params (loop bodies, branches, kernels, operators)."""
-    from ...core.ir import Program
-
     found = []
     for value in eqn.params.values():
         if isinstance(value, Program):
