@@ -49,3 +49,23 @@ def test_the_allocator_opt_in_is_taken_at_the_next_compile(monkeypatch):
         np.testing.assert_allclose(ad.jit(lambda v: anp.tanh(v) + 4.0, backend="numba")(x), np.tanh(x) + 4.0)
     glibc = platform.system() == "Linux" and platform.libc_ver()[0] == "glibc"
     assert runtime._MALLOC_TUNED == [glibc]
+
+
+def test_numbas_cached_math_library_is_forgotten_when_a_source_changes(tmp_path, monkeypatch):
+    """Numba's cache of a math-library function is checked against its own file only: a changed helper in
+    another file must delete it (cache.forget_stale_library_code), and an unchanged version must keep it."""
+    folder = tmp_path / "__pycache__"
+    folder.mkdir()
+    (folder / "gammalib.beta-399.py311.nbi").write_text("index")
+    (folder / "gammalib.beta-399.py311.1.nbc").write_text("code")
+    (folder / "other.pyc").write_text("bytecode")
+    monkeypatch.setattr(cache, "_FOLDER", str(tmp_path))
+    cache.forget_stale_library_code()  # no stamp yet: forgotten
+    assert sorted(p.name for p in folder.iterdir()) == ["adarray-version", "other.pyc"]
+    (folder / "gammalib.beta-399.py311.nbi").write_text("index")
+    cache.forget_stale_library_code()  # the same sources: kept
+    assert (folder / "gammalib.beta-399.py311.nbi").exists()
+    (folder / "adarray-version").write_text("older")
+    cache.forget_stale_library_code()  # other sources: forgotten
+    assert not (folder / "gammalib.beta-399.py311.nbi").exists()
+    assert (folder / "adarray-version").read_text() == cache.version()

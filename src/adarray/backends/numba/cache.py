@@ -17,6 +17,8 @@ import tempfile
 from ...core.config import config
 
 _version = None
+_checked = False  # forget_stale_library_code has run in this process
+_FOLDER = os.path.dirname(os.path.abspath(__file__))
 
 
 def directory() -> str:
@@ -33,17 +35,42 @@ def directory() -> str:
 
 
 def version() -> str:
-    """A hash of the sources of this package (the generator, its lowerings, the math library)."""
+    """A hash of the sources of this package (the generator, its lowerings, the math library) and of the
+    shared modules beside it that the math library reads (backends/hurwitz_zeta.py)."""
     global _version
     if _version is None:
-        folder = os.path.dirname(os.path.abspath(__file__))
         digest = hashlib.sha1()
-        for name in sorted(os.listdir(folder)):
-            if name.endswith(".py"):
-                with open(os.path.join(folder, name), "rb") as handle:
-                    digest.update(handle.read())
+        for folder in (_FOLDER, os.path.dirname(_FOLDER)):
+            for name in sorted(os.listdir(folder)):
+                if name.endswith(".py"):
+                    with open(os.path.join(folder, name), "rb") as handle:
+                        digest.update(handle.read())
         _version = digest.hexdigest()[:12]
     return _version
+
+
+def forget_stale_library_code() -> None:
+    """Delete Numba's cached machine code of this package's math library when any of these sources changed.
+    Numba checks only the date of a function's own file, but machine code has the functions of other files
+    (and their constants) inlined: after an update, an unchanged gammalib.py kept the code of an older
+    helper (beta(1e-300, 1e-300) was inf). Called once, before anything compiles."""
+    folder = os.path.join(_FOLDER, "__pycache__")
+    stamp = os.path.join(folder, "adarray-version")
+    try:
+        with open(stamp) as handle:
+            if handle.read() == version():
+                return
+    except OSError:
+        pass
+    try:
+        os.makedirs(folder, exist_ok=True)
+        for name in os.listdir(folder):
+            if name.endswith((".nbi", ".nbc")):
+                os.remove(os.path.join(folder, name))
+        with open(stamp, "w") as handle:
+            handle.write(version())
+    except OSError:  # a read-only installation: Numba keeps its cache elsewhere
+        pass
 
 
 def load(text: str, prefix: str):
@@ -52,6 +79,10 @@ def load(text: str, prefix: str):
     module_name = f"{prefix}_{digest}"
     if module_name in sys.modules:
         return sys.modules[module_name]
+    global _checked
+    if not _checked:
+        forget_stale_library_code()
+        _checked = True
     path = os.path.join(directory(), f"{module_name}.py")
     if not os.path.exists(path):
         temporary = f"{path}.{os.getpid()}.tmp"
