@@ -1,6 +1,6 @@
 # make demo: create .venv, install adarray (editable, with test tools), run the demo
-# make test: the same venv, then ruff and the whole pytest suite
-# make test-quick: ruff and the core of the suite, for the inner loop (about 40 s of CPU; the whole suite: 11 min)
+# make test: the same venv, then ruff and the whole pytest suite, one worker per core (pytest-xdist)
+# make test-quick: ruff and the core of the suite, for the inner loop (about 40 s of CPU)
 # The venv is (re)installed only when pyproject.toml is newer than .venv/.installed.
 
 PYTHON ?= python3
@@ -29,7 +29,7 @@ lint: venv
 	$(BIN)/ruff check $(LINT_PATHS)
 
 test: lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto
 
 # The IR, the API and its errors, control flow, pytrees, custom rules, vmap and Jacobians, NumPy functions,
 # gradient checks, the layout, the README and the walkthrough, and the first-order registry tests of every
