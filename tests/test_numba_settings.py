@@ -2,6 +2,9 @@
 program is generated, so `ad.config.override` changes them for the programs compiled inside the block."""
 from __future__ import annotations
 
+import importlib
+import pathlib
+
 import numpy as np
 import pytest
 
@@ -69,3 +72,18 @@ def test_numbas_cached_math_library_is_forgotten_when_a_source_changes(tmp_path,
     cache.forget_stale_library_code()  # other sources: forgotten
     assert not (folder / "gammalib.beta-399.py311.nbi").exists()
     assert (folder / "adarray-version").read_text() == cache.version()
+
+
+def test_every_math_library_function_names_its_fast_math_flags():
+    """A compiled function without its own fastmath flags takes its first caller's (a generated program's
+    `reassoc`) and Numba caches that variant for every caller (beta(1e-300, 1e-300) was inf): options.py."""
+    folder = pathlib.Path(cache.__file__).parent
+    names = sorted(p.stem for p in folder.glob("*lib.py")) + ["lapack"]
+    unset = []
+    for name in names:
+        module = importlib.import_module(f"adarray.backends.numba.{name}")
+        for attribute, value in vars(module).items():
+            if isinstance(value, numba.core.registry.CPUDispatcher) and value.__module__ == module.__name__:
+                if "fastmath" not in value.targetoptions:
+                    unset.append(f"{name}.{attribute}")
+    assert len(names) >= 9 and not unset, unset

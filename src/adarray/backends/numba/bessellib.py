@@ -20,7 +20,7 @@ import numba
 from numba import types
 from numba.extending import get_cython_function_address
 
-_JIT = dict(cache=True, error_model="numpy")
+_JIT = dict(cache=True, error_model="numpy", fastmath=False)
 
 
 def _external(name: str, symbol: str, signature):

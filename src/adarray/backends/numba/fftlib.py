@@ -24,7 +24,7 @@ import math
 import numba
 import numpy as np
 
-_JIT = dict(cache=True, error_model="numpy")
+_JIT = dict(cache=True, error_model="numpy", fastmath=False)
 DIRECT_MAX = 64
 
 

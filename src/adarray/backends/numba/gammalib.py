@@ -36,7 +36,7 @@ import numpy as np
 from ..hurwitz_zeta import BERNOULLI as ZETA_BERNOULLI
 from ..hurwitz_zeta import DIRECT_TERMS as ZETA_DIRECT_TERMS
 
-_JIT = dict(cache=True, error_model="numpy")
+_JIT = dict(cache=True, error_model="numpy", fastmath=False)
 INT_LIMIT = 2.0 ** 31
 EPS = 2.0 ** -53
 

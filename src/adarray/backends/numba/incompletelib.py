@@ -29,7 +29,7 @@ import numpy as np
 
 from .gammalib import betaln, digamma, gammaln, hurwitz_zeta, log_gamma_ratio, polygamma, stirling_correction
 
-_JIT = dict(cache=True, error_model="numpy")
+_JIT = dict(cache=True, error_model="numpy", fastmath=False)
 EPS = 2.0 ** -53
 FPMIN = 1e-300
 MAX_ITERATIONS = 100_000_000  # an element that has not converged by then is NaN (never met in the tests)

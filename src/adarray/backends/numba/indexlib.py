@@ -28,7 +28,7 @@ import numba
 import numpy as np
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, fastmath=False)
 def _wrapped(target, m):
     """A target as a slot: negative ones count from the end, as NumPy's indices (a select, not a branch,
     so that loops stay vectorisable); the caller checks 0 <= slot < m where the target is not known."""
@@ -36,7 +36,7 @@ def _wrapped(target, m):
     return t + m if t < 0 else t
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, fastmath=False)
 def scatter_winner(x, updates, output, targets, result):
     m, n = x.shape[0], updates.shape[0]
     # Each slot looks for its result among the updates; a slot x wins looks for NaN, which nothing equals.
@@ -64,7 +64,7 @@ def scatter_winner(x, updates, output, targets, result):
     return True
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, fastmath=False)
 def scatter_mul_partials(x, updates, targets, weights, px, pu, tiny):
     m, n = x.shape[0], updates.shape[0]
     product = np.ones(m, x.dtype)
@@ -109,7 +109,7 @@ def scatter_mul_partials(x, updates, targets, weights, px, pu, tiny):
     return True
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, fastmath=False)
 def scatter_mul_partials_from_output(x, updates, targets, weights, output, px, pu, tiny):
     m, n = x.shape[0], updates.shape[0]
     scaled = np.empty(m, x.dtype)
@@ -131,7 +131,7 @@ def scatter_mul_partials_from_output(x, updates, targets, weights, output, px, p
     return True
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, fastmath=False)
 def _exact_mul_partials(x, updates, targets, weights, px, pu):
     """The product of the others per element of [x; updates] grouped by slot (x first in its slot),
     as exclusive prefix times exclusive suffix products: no division."""
@@ -174,13 +174,13 @@ def _exact_mul_partials(x, updates, targets, weights, px, pu):
         pu[j] = weights[slots[j]] * others[where[j]]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, fastmath=False)
 def argsort_any(keys, order):
     """The stable sorting permutation of the 1-d `keys` into `order`."""
     order[:] = np.argsort(keys, kind="mergesort")
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, fastmath=False)
 def argsort_integers(keys, order):
     """Counting sort when the keys span at most 4 n + 1024 values (stable); merge sort otherwise."""
     n = keys.shape[0]
@@ -205,13 +205,13 @@ def argsort_integers(keys, order):
         start[v] += 1
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, fastmath=False)
 def _before(a, b):
     """a < b in NumPy's sort order (NaN after every number)."""
     return a < b or (b != b and a == a)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, fastmath=False)
 def searchsorted(sorted_row, values, out, right):
     """Insertion positions of `values` in `sorted_row` (1-d each), leftmost or rightmost."""
     n = sorted_row.shape[0]

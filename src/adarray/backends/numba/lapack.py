@@ -86,7 +86,7 @@ def _call(routine, typed, *arguments):
 # --- small arrays of arguments --------------------------------------------------------------------------------
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, fastmath=False)
 def integer(value):
     """A one-element int32 array (Fortran's INTEGER by reference)."""
     out = np.empty(1, np.int32)
@@ -94,7 +94,7 @@ def integer(value):
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, fastmath=False)
 def character(code):
     """A one-element uint8 array holding the character `code` (its ord)."""
     out = np.empty(1, np.uint8)
@@ -102,7 +102,7 @@ def character(code):
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, fastmath=False)
 def to_fortran(matrix, out):
     """Write the (m, n) matrix into `out` of shape (n, m) in C order, i.e. the matrix in Fortran order."""
     m, n = matrix.shape
@@ -111,7 +111,7 @@ def to_fortran(matrix, out):
             out[j, i] = matrix[i, j]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, fastmath=False)
 def from_fortran(fortran, out):
     """Read a matrix stored in Fortran order (`fortran` of shape (n, m) in C order) into `out` (m, n)."""
     m, n = out.shape

@@ -24,7 +24,7 @@ import numpy as np
 
 from .lapack import call, character, from_fortran, integer, to_fortran
 
-_JIT = dict(cache=True, error_model="numpy")
+_JIT = dict(cache=True, error_model="numpy", fastmath=False)
 LOWER, UPPER, VECTORS, NONE, ALL, SOME = ord("L"), ord("U"), ord("V"), ord("N"), ord("A"), ord("S")
 
 

@@ -28,7 +28,7 @@ import numpy as np
 from .lapack import call, character, integer, to_fortran
 from .linalglib import solve
 
-_JIT = dict(cache=True, error_model="numpy")
+_JIT = dict(cache=True, error_model="numpy", fastmath=False)
 SINGULAR = 2_000_000_000
 
 

@@ -45,7 +45,7 @@ def cycles(typingctx):
     return types.int64(), codegen
 
 
-@numba.njit
+@numba.njit(fastmath=False)
 def read_cycles():
     return cycles()
 

@@ -15,6 +15,9 @@ from ...core.config import config
 # elements of a*b + c/d - a*c differed with them). Not nnan/ninf (NaN and inf are values), not nsz
 # (-0.0 is a value), not afn.
 FASTMATH = frozenset({"reassoc"})
+# The math library (*lib.py, lapack.py) names its flags (fastmath=False, mathlib its own): a function whose
+# flags are not set takes its first caller's (numba issue 7168), and Numba caches that variant for every
+# later caller: beta(1e-300, 1e-300) became inf once a generated program with `reassoc` had compiled it.
 
 # A loop nest at the top level runs its outer loop with numba.prange (threads) from this much
 # work on: elements x (1 + work per element, an add counting 1).

@@ -26,7 +26,7 @@ import math
 import numba
 import numpy as np
 
-_JIT = dict(cache=True, error_model="numpy")
+_JIT = dict(cache=True, error_model="numpy", fastmath=False)
 SQRT2 = 1.4142135623730950488
 SQRT_PI_OVER_2 = 0.88622692545275801365
 TWO_OVER_SQRT_PI = 1.1283791670955125739
