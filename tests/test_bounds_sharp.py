@@ -5,6 +5,7 @@ and the figures stated in the issue (not against numbers this code produced)."""
 from __future__ import annotations
 
 import math
+from decimal import Decimal, getcontext
 
 import numpy as np
 import pytest
@@ -260,6 +261,26 @@ def test_high_degrees(degree):
     for f, box, x0 in ((nn.sigmoid, (-1.0, 2.0), 0.5), (lambda x: anp.log(x), (1.0, 2.0), 1.5),
                        (nn.relu, (-1.0, 1.0), 0.3)):
         _assert_sound(f, ab.taylor_bounds(f, degree)(x0, box), np.linspace(*box, 101), f"degree {degree}")
+
+
+def _log_remainder(x, x0, degree):
+    """R(x) = (log x - sum_{j<k} c_j (x - x0)^j) / (x - x0)^k to 60 digits (decimal arithmetic)."""
+    getcontext().prec = 60
+    x, x0 = Decimal(x), Decimal(x0)
+    poly = x0.ln() + sum(Decimal((-1) ** (j + 1)) / (j * x0 ** j) * (x - x0) ** j for j in range(1, degree))
+    return float((x.ln() - poly) / (x - x0) ** degree)
+
+
+@pytest.mark.parametrize("degree", [10, 14, 18, 20, 24])
+def test_high_degree_log_is_sharp_to_rounding(degree):
+    """log^(k) is monotone, so the top interval is [R(1), R(2)]; AutoBound's figure at degree 18 is
+    [-5.49721e-05, -2.8573872e-05] (to its printed digits); ours lies inside it."""
+    lo, hi = _top(ab.taylor_bounds(anp.log, degree)(1.5, (1.0, 2.0)))
+    exact = _log_remainder(1, 1.5, degree), _log_remainder(2, 1.5, degree)
+    assert lo <= exact[0] and exact[1] <= hi
+    np.testing.assert_allclose([lo, hi], exact, rtol=1e-10)
+    if degree == 18:
+        assert -5.49721e-05 <= lo and hi <= -2.8573872e-05
 
 
 def test_degree_limit_is_an_error():
