@@ -24,8 +24,7 @@ from ..transforms.jvp import jvp_program
 from ..transforms.partial_eval import split_program
 from ..transforms.vjp import vjp_program
 from .staging import (
-    _Staged,
-    _static_parts,
+    Staged,
     check_static_arguments,
     is_single,
     like_primals,
@@ -33,13 +32,14 @@ from .staging import (
     normalize_argnums,
     program_compiler,
     stage,
+    static_parts,
 )
 from .xla import jit_on
 
 _name, _is_single, _normalize_argnums = name_of, is_single, normalize_argnums
 
 
-def _wrt(argnums, call):
+def differentiated_leaves(argnums, call):
     """One flag per argument leaf: is it differentiated?"""
     return [position in argnums for position in call.positions]
 
@@ -49,12 +49,12 @@ def outside(argnums, args) -> frozenset:
     return frozenset(range(len(args))) - frozenset(argnums)
 
 
-def _derivative_argnums(fn, argnums, args, kwargs, static_argnums, static_argnames):
+def derivative_argnums(fn, argnums, args, kwargs, static_argnums, static_argnames):
     """argnums normalized, refusing an argument that is also static."""
     nums = normalize_argnums(argnums, len(args), fn)
     if not static_argnums and not static_argnames:
         return nums
-    static, _ = _static_parts(fn, len(args), kwargs, static_argnums, static_argnames)
+    static, _ = static_parts(fn, len(args), kwargs, static_argnums, static_argnames)
     both = sorted(set(nums) & static)
     if both:
         raise ArgumentError(f"argument {both[0]} of '{name_of(fn)}' is both differentiated (argnums) and static "
@@ -85,7 +85,7 @@ def jit(fn=None, *, static_argnums=(), static_argnames=(), guards=False, backend
         program_compiler(backend)  # an unknown or uninstalled backend fails here
 
     def build(program, out_tree, closure, call):
-        return _Staged(program, out_tree, closure)
+        return Staged(program, out_tree, closure)
 
     @functools.wraps(fn)
     def jitted(*args, **kwargs):
@@ -131,10 +131,10 @@ def _gradient_function(fn, argnums, has_aux, with_value, static_argnums, static_
 
     @functools.wraps(fn)
     def gradient(*args, **kwargs):
-        nums = _derivative_argnums(fn, argnums, args, kwargs, static_argnums, static_argnames)
+        nums = derivative_argnums(fn, argnums, args, kwargs, static_argnums, static_argnames)
 
         def build(program, out_tree, closure, call):
-            wrt = _wrt(nums, call)
+            wrt = differentiated_leaves(nums, call)
             _check_differentiable(fn, args, nums, program, wrt)
             value_leaves = _check_scalar_output(fn, program, out_tree, has_aux, holomorphic)
             if holomorphic:
@@ -146,7 +146,7 @@ def _gradient_function(fn, argnums, has_aux, with_value, static_argnums, static_
                 range(n_out, len(joint.outputs))
             )
             pruned = Program(joint.inputs, joint.eqns, tuple(joint.outputs[i] for i in keep))
-            return _Staged(pruned, out_tree, closure)
+            return Staged(pruned, out_tree, closure)
 
         staged, call = stage(fn, ("grad", nums, has_aux, with_value, holomorphic), args, kwargs, build,
                              static_argnums=static_argnums, static_argnames=static_argnames, guarded=True,
@@ -155,7 +155,7 @@ def _gradient_function(fn, argnums, has_aux, with_value, static_argnums, static_
         n_value = int(with_value)
         n_aux = staged.out_tree.num_leaves - 1 if has_aux else 0
         aux = unflatten(staged.out_tree.children[1], flat[n_value: n_value + n_aux]) if has_aux else None
-        grads = _unflatten_grads(args, nums, flat[n_value + n_aux:], argnums)
+        grads = unflatten_grads(args, nums, flat[n_value + n_aux:], argnums)
         if with_value:
             return ((flat[0], aux) if has_aux else flat[0]), grads
         return (grads, aux) if has_aux else grads
@@ -163,7 +163,7 @@ def _gradient_function(fn, argnums, has_aux, with_value, static_argnums, static_
     return gradient
 
 
-def _unflatten_grads(args, nums, flat, argnums):
+def unflatten_grads(args, nums, flat, argnums):
     """Per-argument results from `flat`, which holds one entry per leaf of the differentiated
     arguments in argument order (the order of the program's inputs), returned in argnums order:
     argnums=(1, 0) gives (d/d args[1], d/d args[0])."""
@@ -229,27 +229,27 @@ def _check_scalar_output(fn, program, out_tree, has_aux, holomorphic=False) -> i
     return 1 + (out_tree.num_leaves - 1 if has_aux else 0)
 
 
-def _split_staged(joint: Program, num_known: int, num_outputs: int, out_tree, closure) -> _Staged:
+def split_staged(joint: Program, num_known: int, num_outputs: int, out_tree, closure) -> Staged:
     """Stage `joint` (inputs: `num_known` primals, then the later inputs; outputs: `num_outputs`
     primal outputs, then derivatives) in two parts: what the primals give, run once now, and the
     rest, run on demand with the later inputs (cotangents for vjp, tangents for linearize).
 
     Derivative outputs that do not depend on the later inputs (the zero cotangent of an unused
-    input, the zero tangent of a constant output) land in the first part; `_run_split` puts them
+    input, the zero tangent of a constant output) land in the first part; `run_split` puts them
     back in place, so the second part always returns every derivative output.
     """
     known, later, known_outputs = split_program(simplify(joint), num_known)
     if not all(known_outputs[:num_outputs]):
         raise AssertionError("a primal output depends on a derivative input")  # invariant of jvp/vjp
-    staged = _Staged(known, out_tree, closure)
-    staged.later = _Staged(later, out_tree, [])
+    staged = Staged(known, out_tree, closure)
+    staged.later = Staged(later, out_tree, [])
     staged.num_outputs = num_outputs
     staged.later_known = tuple(known_outputs[num_outputs:])
     return staged
 
 
-def _run_split(staged: _Staged, leaves):
-    """Run the first part of a `_split_staged` program: (primal outputs, function of the later inputs)."""
+def run_split(staged: Staged, leaves):
+    """Run the first part of a `split_staged` program: (primal outputs, function of the later inputs)."""
     forward = staged(leaves)
     n, num_known = staged.num_outputs, staged.num_outputs + sum(staged.later_known)
     outputs, known, residuals = forward[:n], forward[n:num_known], forward[num_known:]
@@ -262,7 +262,7 @@ def _run_split(staged: _Staged, leaves):
     return outputs, later
 
 
-def _positional_wrt(program, closure, call):
+def positional_wrt(program, closure, call):
     """Differentiate every float leaf of the positional arguments (not keywords, not the closure)."""
     n = call.num_positional_leaves
     return [is_float(v.aval.dtype) and i < n for i, v in enumerate(program.inputs[:len(call.leaves)])] + [
@@ -282,14 +282,14 @@ def vjp(fn, *primals, has_aux=False, **kwargs):
     >>> (dx,) = pullback(np.ones(3))  # doctest: +SKIP
     """
     def build(program, out_tree, closure, call):
-        wrt = _positional_wrt(program, closure, call)
-        staged = _split_staged(vjp_program(program, wrt), len(program.inputs), len(program.outputs), out_tree,
+        wrt = positional_wrt(program, closure, call)
+        staged = split_staged(vjp_program(program, wrt), len(program.inputs), len(program.outputs), out_tree,
                                closure)
         staged.out_avals = program.out_avals
         return staged
 
     staged, call = stage(fn, ("vjp",), primals, kwargs, build, guarded=True, every_call=True)
-    outputs, backward = _run_split(staged, call.leaves)
+    outputs, backward = run_split(staged, call.leaves)
     if has_aux and not _is_pair(staged.out_tree):
         raise ArgumentError(f"'{_name(fn)}' was given has_aux=True but does not return a pair (value, aux)")
     value_tree = staged.out_tree.children[0] if has_aux else staged.out_tree
@@ -371,7 +371,7 @@ def jvp(fn, primals, tangents):
 
     def build(program, out_tree, closure, call):
         wrt = [is_float(v.aval.dtype) for v in program.inputs[:len(call.leaves)]]
-        staged = _Staged(jvp_program(program, wrt + [False] * len(closure)), out_tree, closure)
+        staged = Staged(jvp_program(program, wrt + [False] * len(closure)), out_tree, closure)
         staged.wrt = wrt
         return staged
 
@@ -392,7 +392,7 @@ def make_ir(fn, static_argnums=(), *, static_argnames=(), guards=False):
     @functools.wraps(fn)
     def make(*args, **kwargs):
         def build(program, out_tree, closure, call):
-            return _Staged(program, out_tree, closure)
+            return Staged(program, out_tree, closure)
 
         staged, _ = stage(fn, ("make_ir",), args, kwargs, build, static_argnums=static_argnums,
                           static_argnames=static_argnames, guarded=guards, every_call=True)

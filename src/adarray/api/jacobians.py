@@ -24,20 +24,19 @@ from ..transforms.jvp import jvp_program
 from ..transforms.vjp import vjp_program
 from ..transforms.vmap import vmap_program
 from .grad import (
-    _derivative_argnums,
-    _name,
-    _positional_wrt,
-    _run_split,
-    _split_staged,
-    _unflatten_grads,
-    _wrt,
     check_holomorphic_inputs,
     check_tuples,
+    derivative_argnums,
+    differentiated_leaves,
     grad,
     jvp,
     outside,
+    positional_wrt,
+    run_split,
+    split_staged,
+    unflatten_grads,
 )
-from .staging import _Staged, check_static_arguments, like_primals, stage
+from .staging import Staged, check_static_arguments, like_primals, name_of, stage
 
 
 def _basis(avals):
@@ -99,7 +98,7 @@ def _check_complex(fn, program, wrt, mode, holomorphic):
         check_holomorphic_inputs(name, fn, program, wrt)
         for aval in program.out_avals:
             if not is_complex(aval.dtype):
-                raise NonDifferentiableError(f"{name} of '{_name(fn)}' with holomorphic=True needs complex outputs, "
+                raise NonDifferentiableError(f"{name} of '{name_of(fn)}' with holomorphic=True needs complex outputs, "
                                              f"got {aval}")
         return
     avals = [v.aval for v, w in zip(program.inputs, wrt) if w] if mode == "fwd" else program.out_avals
@@ -107,7 +106,7 @@ def _check_complex(fn, program, wrt, mode, holomorphic):
         if is_complex(aval.dtype):
             what, instead = ("arguments", "jvp or jacrev") if mode == "fwd" else ("outputs", "vjp or jacfwd")
             raise NonDifferentiableError(
-                f"{name} of '{_name(fn)}': it has complex {what} ({aval}); {name} needs real ones, or "
+                f"{name} of '{name_of(fn)}': it has complex {what} ({aval}); {name} needs real ones, or "
                 f"holomorphic=True for a holomorphic function; for anything else use {instead}")
 
 
@@ -116,15 +115,15 @@ def _jacobian(fn, argnums, mode: str, static_argnums=(), static_argnames=(), hol
 
     @functools.wraps(fn)
     def jacobian(*args, **kwargs):
-        nums = _derivative_argnums(fn, argnums, args, kwargs, static_argnums, static_argnames)
+        nums = derivative_argnums(fn, argnums, args, kwargs, static_argnums, static_argnames)
 
         def build(program, out_tree, closure, call):
-            wrt = _wrt(nums, call)
+            wrt = differentiated_leaves(nums, call)
             for var, flag in zip(program.inputs, wrt):
                 if flag and not is_float(var.aval.dtype):
-                    raise NonDifferentiableError(f"{mode}: '{_name(fn)}' has a {var.aval} input in argnums {nums}")
+                    raise NonDifferentiableError(f"{mode}: '{name_of(fn)}' has a {var.aval} input in argnums {nums}")
             _check_complex(fn, program, wrt, mode, holomorphic)
-            staged = _Staged(_jacobian_program(program, wrt + [False] * len(closure), mode, symbolic), out_tree,
+            staged = Staged(_jacobian_program(program, wrt + [False] * len(closure), mode, symbolic), out_tree,
                              closure)
             staged.wrt_avals = [v.aval for v, w in zip(program.inputs, wrt) if w]
             staged.out_avals = program.out_avals
@@ -136,7 +135,7 @@ def _jacobian(fn, argnums, mode: str, static_argnums=(), static_argnames=(), hol
                              every_call=True, python_values=outside(nums, args))
         flat = staged(call.leaves)
         blocks = _arrange(flat, staged.wrt_avals, staged.out_avals, mode)
-        per_output = [_unflatten_grads(args, nums, row, argnums) for row in blocks]
+        per_output = [unflatten_grads(args, nums, row, argnums) for row in blocks]
         return unflatten(staged.out_tree, per_output)
 
     return jacobian
@@ -207,14 +206,14 @@ def linearize(fn, *primals, **kwargs):
     >>> out, f_jvp = linearize(anp.sin, np.zeros(2)); f_jvp(np.ones(2))  # doctest: +SKIP
     """
     def build(program, out_tree, closure, call):
-        wrt = _positional_wrt(program, closure, call)
+        wrt = positional_wrt(program, closure, call)
         joint = jvp_program(program, wrt)
-        staged = _split_staged(joint, len(program.inputs), len(program.outputs), out_tree, closure)
+        staged = split_staged(joint, len(program.inputs), len(program.outputs), out_tree, closure)
         staged.wrt = wrt[:len(call.leaves)]
         return staged
 
     staged, call = stage(fn, ("linearize",), primals, kwargs, build, guarded=True, every_call=True)
-    outputs, tangents_of = _run_split(staged, call.leaves)
+    outputs, tangents_of = run_split(staged, call.leaves)
 
     def f_jvp(*tangents):
         tangent_leaves = like_primals("linearize", fn, tuple(primals), tuple(tangents))

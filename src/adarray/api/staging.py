@@ -79,7 +79,7 @@ def program_compiler(name: str):
     return compiler(name)
 
 
-class _Staged:
+class Staged:
     """A traced, transformed, simplified and compiled program with its pytree metadata."""
 
     def __init__(self, program: Program, out_tree, closure):
@@ -94,7 +94,7 @@ class _Staged:
         """Run on the argument leaves (then the closure, then `extra` inputs)."""
         return self.run(list(leaves) + list(self.closure) + list(extra), backend)
 
-    def with_closure(self, closure) -> _Staged:
+    def with_closure(self, closure) -> Staged:
         """This program with the closed-over values of another call (the compiled code is shared)."""
         if len(closure) == 0 and len(self.closure) == 0:
             return self
@@ -255,7 +255,7 @@ def check_static_arguments(fn, static_argnums, static_argnames) -> None:
                                 "positional parameters")
 
 
-def _static_parts(fn, num_args, kwargs, static_argnums, static_argnames) -> tuple[set, set]:
+def static_parts(fn, num_args, kwargs, static_argnums, static_argnames) -> tuple[set, set]:
     """Static positions among the positional arguments and static keyword names: static_argnums
     and static_argnames name the same parameters whether they are passed by position or keyword."""
     if not static_argnames and (static_argnums is None or static_argnums == ()):
@@ -296,7 +296,7 @@ class _Call:
     """
 
     def __init__(self, fn, args, kwargs, static_argnums=(), static_argnames=(), python_values=()):
-        static_positions, static_names = _static_parts(fn, len(args), kwargs, static_argnums, static_argnames)
+        static_positions, static_names = static_parts(fn, len(args), kwargs, static_argnums, static_argnames)
         traced_kwargs, static_kwargs = split_keywords(fn, kwargs, static_names) if kwargs else ({}, {})
         positional = [None if i in static_positions else a for i, a in enumerate(args)]
         if traced_kwargs:
@@ -414,7 +414,7 @@ def stage(fn, kind, args, kwargs, build, *, static_argnums=(), static_argnames=(
           every_call=False, python_values=()):
     """Trace fn at the call's signature and build (with `build`) a staged program, cached.
 
-    `build(program, out_tree, closure, call)` turns the traced program into a `_Staged`. With
+    `build(program, out_tree, closure, call)` turns the traced program into a `Staged`. With
     `guarded`, the trace knows the call's concrete values, so Python control flow on traced values
     works. Returns (staged, call).
 

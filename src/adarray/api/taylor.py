@@ -23,7 +23,7 @@ from ..core.pytree import flatten, unflatten
 from ..core.types import is_float
 from ..tracing import Tracer
 from ..transforms.jet import jet_program
-from .staging import _Staged, like_primals, name_of, stage
+from .staging import Staged, like_primals, name_of, stage
 
 
 def _scaled(value, factor: float):
@@ -41,7 +41,7 @@ def _taylor_call(fn, what, primals, coefficients, order, terms):
     def build(program, out_tree, closure, call):
         wrt = [is_float(v.aval.dtype) for v in program.inputs[:len(call.leaves)]]
         jetted, out_flags = jet_program(program, order, wrt + [False] * len(closure), terms=terms)
-        staged = _Staged(jetted, out_tree, closure)
+        staged = Staged(jetted, out_tree, closure)
         staged.wrt, staged.out_flags, staged.out_avals = wrt, out_flags, program.out_avals
         return staged
 

@@ -15,7 +15,7 @@ from ..numpy import broadcast_to, expand_dims, moveaxis
 from ..numpy._core import shape
 from ..tracing import Tracer
 from ..transforms.vmap import vmap_program
-from .staging import _Staged, name_of, split_keywords, stage
+from .staging import Staged, name_of, split_keywords, stage
 
 
 def flat_axes(axes, tree: TreeDef, what: str) -> list:
@@ -72,7 +72,7 @@ def vmap(fn, in_axes=0, out_axes=0):
 
         def build(program, out_tree, closure, call):
             new_program, out_batched = vmap_program(program, flags + [False] * len(closure), size)
-            staged = _Staged(new_program, out_tree, closure)
+            staged = Staged(new_program, out_tree, closure)
             staged.out_batched = out_batched
             return staged
 

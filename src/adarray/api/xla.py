@@ -17,7 +17,7 @@ import numpy as np
 from ..core.errors import ArgumentError
 from ..core.pytree import flatten, unflatten
 from ..tracing import Tracer
-from .staging import _Staged, stage
+from .staging import Staged, stage
 
 BACKENDS = ("jax",)
 
@@ -77,7 +77,7 @@ class _JaxFunction:
         jax_backend = _jax_backend()
 
         def build(program, out_tree, closure, call):
-            staged = _Staged(program, out_tree, closure)
+            staged = Staged(program, out_tree, closure)
             out_shardings = self.out_shardings
             if out_shardings is not None and not _is_sharding(out_shardings):
                 out_shardings = flatten(out_shardings)[0]

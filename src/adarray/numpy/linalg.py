@@ -95,7 +95,7 @@ def _asarray(x):
     return asvalue(x)
 
 
-def _float(x, *others):
+def as_float(x, *others):
     """x as an array of the float dtype the operation computes in (NumPy: integers -> float64; complex
     stays complex)."""
     x = _asarray(x)
@@ -108,7 +108,7 @@ def _float(x, *others):
     return cast(x, target)
 
 
-def _matrix(name, a, square=False):
+def check_matrix(name, a, square=False):
     a_shape = shape(a)
     if len(a_shape) < 2:
         raise ShapeError(f"linalg.{name}: needs a matrix or a stack of matrices (..., m, n), got shape {a_shape}")
@@ -129,7 +129,7 @@ def _batch_together(name, a, b):
     return broadcast_to(a, batch + shape(a)[-2:]), broadcast_to(b, batch + shape(b)[-2:])
 
 
-def _as_columns(name, a, b):
+def as_columns(name, a, b):
     """NumPy 2's rule: a 1-d b is one vector, anything else a stack of (n, k) matrices."""
     n = shape(a)[-1]
     vector = len(shape(b)) == 1
@@ -145,7 +145,7 @@ def _as_columns(name, a, b):
     return a, b, vector
 
 
-def _from_columns(x, vector):
+def from_columns(x, vector):
     return reshape(x, shape(x)[:-1]) if vector else x
 
 
@@ -154,22 +154,22 @@ def _from_columns(x, vector):
 
 def solve(a, b):
     """x with a @ x == b; a (..., n, n), b (n,) or (..., n, k) (batch axes broadcast)."""
-    a, b = _float(a, b), _float(b, a)
-    _matrix("solve", a, square=True)
-    a, b, vector = _as_columns("solve", a, b)
-    return _from_columns(factorizations.solve(a, b), vector)
+    a, b = as_float(a, b), as_float(b, a)
+    check_matrix("solve", a, square=True)
+    a, b, vector = as_columns("solve", a, b)
+    return from_columns(factorizations.solve(a, b), vector)
 
 
 def inv(a):
     """The inverse, as solve(a, I)."""
-    a = _matrix("inv", _float(a), square=True)
+    a = check_matrix("inv", as_float(a), square=True)
     n = shape(a)[-1]
     return factorizations.solve(a, broadcast_to(np.eye(n, dtype=dtype(a)), shape(a)))
 
 
 def det(a):
     """The determinant; its gradient adj(a)^T is exact for singular matrices too."""
-    return matrix_functions.det(_matrix("det", _float(a), square=True))
+    return matrix_functions.det(check_matrix("det", as_float(a), square=True))
 
 
 def _pivot_parity(pivots):
@@ -181,7 +181,7 @@ def _pivot_parity(pivots):
 
 def slogdet(a):
     """(sign, log|det|) from the LU factorisation with partial pivoting, as NumPy."""
-    a = _matrix("slogdet", _float(a), square=True)
+    a = check_matrix("slogdet", as_float(a), square=True)
     packed, pivots, _ = factorizations.lu(a)
     pivot_values = diagonal(packed)
     parity = cast(_pivot_parity(pivots), dtype(a))
@@ -197,7 +197,7 @@ def symmetric_part(a):
 
 
 def _symmetric_argument(name, a, symmetrize_input):
-    a = _matrix(name, _float(a), square=True)
+    a = check_matrix(name, as_float(a), square=True)
     return symmetric_part(a) if symmetrize_input else a
 
 
@@ -218,7 +218,7 @@ def cholesky(a, upper=False, *, symmetrize_input=True):
 def matrix_power(a, n):
     """a ** n by repeated squaring; negative n inverts first (n = 0 gives the identity)."""
     a = _asarray(a)
-    _matrix("matrix_power", a, square=True)
+    check_matrix("matrix_power", a, square=True)
     if not isinstance(n, (int, np.integer)):
         raise ArgumentError(f"linalg.matrix_power: the exponent must be an integer, got {n!r}")
     n = int(n)
@@ -292,7 +292,7 @@ def _chain_order(sizes):
 
 def qr(a, mode="reduced"):
     """Householder QR: mode 'reduced' (q (m, k), r (k, n)), 'complete' (q (m, m), r (m, n)) or 'r'."""
-    a = _matrix("qr", _float(a))
+    a = check_matrix("qr", as_float(a))
     if mode not in ("reduced", "complete", "r"):
         raise UnsupportedError(f"linalg.qr: mode={mode!r} is not supported (use 'reduced', 'complete' or 'r')")
     q, r = factorizations.qr(a, full_matrices=mode == "complete")
@@ -328,18 +328,18 @@ def eig(a):
     a traced result's dtype cannot depend on values). Each eigenvector has norm 1 and its largest
     component real, as LAPACK gives them, and its derivative keeps both (adarray.primitives.eig).
     """
-    values, vectors = eig_primitives.eig(_matrix("eig", _float(a), square=True))
+    values, vectors = eig_primitives.eig(check_matrix("eig", as_float(a), square=True))
     return EigResult(values, vectors)
 
 
 def eigvals(a):
     """The eigenvalues of a general square matrix, complex (see eig)."""
-    return eig_primitives.eig(_matrix("eigvals", _float(a), square=True), compute_v=False)[0]
+    return eig_primitives.eig(check_matrix("eigvals", as_float(a), square=True), compute_v=False)[0]
 
 
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     """(U, S, Vh) with a = U diag(S) Vh and S descending; only S if compute_uv is False."""
-    a = _matrix("svd", _float(a))
+    a = check_matrix("svd", as_float(a))
     if not compute_uv:
         return spectral.svd(a, compute_uv=False)[0]
     u, s, vh = spectral.svd(a, full_matrices=bool(full_matrices))
@@ -363,7 +363,7 @@ _DEFAULT = object()
 def pinv(a, rcond=None, hermitian=False, *, rtol=_DEFAULT):
     """The Moore-Penrose pseudo-inverse: singular values <= rcond * max are dropped (NumPy's default
     rcond 1e-15; rtol=None means max(m, n) * eps). Derivatives are exact where the rank is constant."""
-    a = _matrix("pinv", _float(a))
+    a = check_matrix("pinv", as_float(a))
     if rtol is not _DEFAULT and rcond is not None:
         raise ArgumentError("linalg.pinv: give rcond or rtol, not both")
     if rtol is not _DEFAULT:
@@ -395,7 +395,7 @@ def lstsq(a, b, rcond=None):
     (negative: eps).
     Traced (inside grad or jit), the rank is not known when shapes are fixed, so for m > n the
     residuals are always returned (a NumPy call on a rank-deficient a returns an empty array)."""
-    a, b = _float(a, b), _float(b, a)
+    a, b = as_float(a, b), as_float(b, a)
     if len(shape(a)) != 2 or len(shape(b)) not in (1, 2) or shape(b)[0] != shape(a)[0]:
         raise ShapeError(f"linalg.lstsq: needs a (m, n) and b (m,) or (m, k) with the same m, got shapes "
                          f"{shape(a)} and {shape(b)}")
@@ -490,7 +490,7 @@ def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002 - NumPy's name
     >>> norm(np.array([3.0, 4.0]))  # doctest: +SKIP
     5.0
     """
-    x = _float(x)
+    x = as_float(x)
     ndim = len(shape(x))
     if axis is None:
         if ord is None or (ord in ("f", "fro") and ndim == 2) or (not isinstance(ord, str) and ord == 2 and ndim == 1):
@@ -518,7 +518,7 @@ def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002 - NumPy's name
 
 def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):  # noqa: A002 - NumPy's name
     """The Array API's vector norm: axis None (all axes) or any tuple of axes count as one vector."""
-    x = _float(x)
+    x = as_float(x)
     ndim = len(shape(x))
     axes = tuple(range(ndim)) if axis is None else (axis,) if not isinstance(axis, (tuple, list)) else tuple(axis)
     axes = tuple(normalize_axis(int(a), ndim, "linalg.vector_norm") for a in axes)
@@ -546,7 +546,7 @@ def cond(x, p=None):
     square x with p in 'fro', 'nuc', inf, -inf, 1, -1. Differentiable through svd / inv and norm;
     a singular matrix gives inf for p None, 2 and -2 (0 for -2) and raises LinAlgError otherwise
     (inv raises, as in solve)."""
-    x = _matrix("cond", _float(x))
+    x = check_matrix("cond", as_float(x))
     if 0 in shape(x)[-2:]:
         raise LinAlgError("linalg.cond: cond is not defined on empty arrays")
     if p is None or (not isinstance(p, str) and p in (2, -2)):
@@ -554,7 +554,7 @@ def cond(x, p=None):
         largest, smallest = values[..., 0], values[..., -1]
         with np.errstate(divide="ignore", invalid="ignore"):
             return smallest / largest if p == -2 else largest / smallest
-    _matrix("cond", x, square=True)
+    check_matrix("cond", x, square=True)
     ndim = len(shape(x))
     return norm(x, p, axis=(ndim - 2, ndim - 1)) * norm(inv(x), p, axis=(ndim - 2, ndim - 1))
 
@@ -562,7 +562,7 @@ def cond(x, p=None):
 def tensorsolve(a, b, axes=None):
     """x with tensordot(a, x, x.ndim) == b (numpy.linalg.tensorsolve): a reshaped to a square
     matrix; `axes` are moved to the end of a first."""
-    a, b = _float(_asarray(a), b), _float(_asarray(b), a)
+    a, b = as_float(_asarray(a), b), as_float(_asarray(b), a)
     ndim = len(shape(a))
     if axes is not None:
         order = [k for k in range(ndim) if k not in [normalize_axis(int(q), ndim, "linalg.tensorsolve")
@@ -581,7 +581,7 @@ def tensorsolve(a, b, axes=None):
 def tensorinv(a, ind=2):
     """The inverse of a with respect to tensordot over its first `ind` axes
     (numpy.linalg.tensorinv): inv of a reshaped to a square matrix, reshaped back."""
-    a = _float(_asarray(a))
+    a = as_float(_asarray(a))
     if int(ind) <= 0:
         raise ArgumentError(f"linalg.tensorinv: ind must be a positive integer, got {ind!r}")
     ind = int(ind)

@@ -40,9 +40,9 @@ __all__ += ["solve_banded", "solve_sylvester"]
 
 def _prepare(name, a, b):
     """a (..., n, n) and b (n,) or (..., n, k) as float arrays with one batch shape, and whether b was 1-d."""
-    a, b = _np_linalg._float(a, b), _np_linalg._float(b, a)
-    _np_linalg._matrix(name, a, square=True)
-    return _np_linalg._as_columns(name, a, b)
+    a, b = _np_linalg.as_float(a, b), _np_linalg.as_float(b, a)
+    _np_linalg.check_matrix(name, a, square=True)
+    return _np_linalg.as_columns(name, a, b)
 
 
 def _trans(name, trans):
@@ -68,13 +68,13 @@ def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_
     """x with op(T) x = b, T the lower (lower=True) or upper triangle of a, op(T) = T, T^T or T^H (trans)."""
     a, b, vector = _prepare("solve_triangular", a, b)
     x = _triangular_solve(a, b, lower=lower, trans=_trans("solve_triangular", trans), unit_diagonal=unit_diagonal)
-    return _np_linalg._from_columns(x, vector)
+    return _np_linalg.from_columns(x, vector)
 
 
 def cholesky(a, lower=False, overwrite_a=False, check_finite=True, *, symmetrize_input=True):
     """The Cholesky factor of the symmetric part of a: upper U with U^H U = A (default) or lower L
     (symmetrize_input=False: of the matrix whose `lower` (or upper) triangle is a's, as SciPy)."""
-    a = _np_linalg._matrix("cholesky", _np_linalg._float(a), square=True)
+    a = _np_linalg.check_matrix("cholesky", _np_linalg.as_float(a), square=True)
     if symmetrize_input:
         a = _np_linalg.symmetric_part(a)
     if lower:
@@ -84,7 +84,7 @@ def cholesky(a, lower=False, overwrite_a=False, check_finite=True, *, symmetrize
 
 def cho_factor(a, lower=False, overwrite_a=False, check_finite=True, *, symmetrize_input=True):
     """(c, lower): the factor in c's `lower` triangle; the other triangle holds a's entries, as in SciPy."""
-    a = _np_linalg._matrix("cho_factor", _np_linalg._float(a), square=True)
+    a = _np_linalg.check_matrix("cho_factor", _np_linalg.as_float(a), square=True)
     factor = cholesky(a, lower=lower, symmetrize_input=symmetrize_input)
     other = triu(a, 1) if lower else tril(a, -1)
     return factor + other, bool(lower)
@@ -100,12 +100,12 @@ def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
     else:                                                                 # A = U^H U
         y = _triangular_solve(c, b, lower=False, trans=2)
         x = _triangular.triangular_solve(c, y, lower=False)
-    return _np_linalg._from_columns(x, vector)
+    return _np_linalg.from_columns(x, vector)
 
 
 def lu_factor(a, overwrite_a=False, check_finite=True):
     """(lu, piv): L (unit diagonal, below) and U packed in lu; piv are LAPACK's 0-based row interchanges."""
-    a = _np_linalg._matrix("lu_factor", _np_linalg._float(a), square=True)
+    a = _np_linalg.check_matrix("lu_factor", _np_linalg.as_float(a), square=True)
     packed, pivots, _ = factorizations.lu(a)
     return packed, pivots
 
@@ -129,12 +129,12 @@ def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
         y = _triangular_solve(packed, b, lower=False, trans=mode)
         z = _triangular_solve(packed, y, lower=True, trans=mode, unit_diagonal=True)
         x = matmul(mH(p), z)
-    return _np_linalg._from_columns(x, vector)
+    return _np_linalg.from_columns(x, vector)
 
 
 def expm(A):  # noqa: N803 - SciPy's name
     """The matrix exponential of a square matrix (stack); derivatives by the Frechet derivative."""
-    a = _np_linalg._matrix("expm", _np_linalg._float(A), square=True)
+    a = _np_linalg.check_matrix("expm", _np_linalg.as_float(A), square=True)
     return matrix_functions.expm(a)
 
 
@@ -157,7 +157,7 @@ def lu(a, permute_l=False, overwrite_a=False, check_finite=True, p_indices=False
     """(p, l, u) with a = p @ l @ u, l unit lower triangular and u upper triangular (partial pivoting,
     LAPACK's getrf); (p @ l, u) with permute_l; p as row indices (a = l[p] @ u) with p_indices.
     Square matrices (stacks) only; derivatives by the LU rule."""
-    a = _np_linalg._matrix("lu", _np_linalg._float(a))
+    a = _np_linalg.check_matrix("lu", _np_linalg.as_float(a))
     if shape(a)[-1] != shape(a)[-2]:
         raise UnsupportedError(f"scipy.linalg.lu: only square matrices are supported, got shape {shape(a)}")
     packed, _, permutation = factorizations.lu(a)             # P A = L U, P @ x == x[permutation]
@@ -174,7 +174,7 @@ def inv(a, overwrite_a=False, check_finite=True, *, assume_a=None, lower=False, 
     """The inverse. With assume_a 'sym'/'her'/'pos' that of a's symmetric part (symmetrize_input=False:
     only the `lower` (or upper) triangle is read, as SciPy does); 'upper triangular' and 'lower
     triangular' read that triangle."""
-    a = _np_linalg._matrix("inv", _np_linalg._float(a), square=True)
+    a = _np_linalg.check_matrix("inv", _np_linalg.as_float(a), square=True)
     return _np_linalg.inv(_structured("inv", a, assume_a, lower, symmetrize_input))
 
 
@@ -224,7 +224,7 @@ def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=
                                          lower=True, transpose_a=True)
     else:
         x = factorizations.solve(a, b)
-    return _np_linalg._from_columns(x, vector)
+    return _np_linalg.from_columns(x, vector)
 
 
 def eigh(a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwrite_b=False, type=1,  # noqa: A002
@@ -240,12 +240,12 @@ def eigh(a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwr
     if subset_by_value is not None:
         raise UnsupportedError("scipy.linalg.eigh: subset_by_value gives a number of eigenvalues that depends on "
                                "the values; use subset_by_index, or select from all eigenvalues")
-    a = _np_linalg._matrix("eigh", _np_linalg._float(a), square=True)
+    a = _np_linalg.check_matrix("eigh", _np_linalg.as_float(a), square=True)
     uplo = "L" if lower else "U"
     if b is None:
         values, vectors = _np_linalg.eigh(a, UPLO=uplo, symmetrize_input=symmetrize_input)
     else:
-        b = _np_linalg._matrix("eigh", _np_linalg._float(b, a), square=True)
+        b = _np_linalg.check_matrix("eigh", _np_linalg.as_float(b, a), square=True)
         if shape(b)[-1] != shape(a)[-1]:
             raise ShapeError(f"scipy.linalg.eigh: a of shape {shape(a)} and b of shape {shape(b)} differ in size")
         factor = _triangular.cholesky(_symmetric(b, lower, True, symmetrize_input))          # B = L L^H
@@ -297,7 +297,7 @@ def _has_negative_real_eigenvalue(a):
 
 
 def _principal(name, function, A):  # noqa: N803 - SciPy's name
-    a = _np_linalg._matrix(name, _np_linalg._float(A), square=True)
+    a = _np_linalg.check_matrix(name, _np_linalg.as_float(A), square=True)
     return function(a, complex_result=bool(_has_negative_real_eigenvalue(a)))
 
 
@@ -329,10 +329,10 @@ def solve_sylvester(a, b, q):
     array([[0.33333333, 0.33333333],
            [0.33333333, 0.33333333]])
     """
-    a, b, q = (_np_linalg._float(v, *others) for v, others in ((a, (b, q)), (b, (a, q)), (q, (a, b))))
+    a, b, q = (_np_linalg.as_float(v, *others) for v, others in ((a, (b, q)), (b, (a, q)), (q, (a, b))))
     for name, value in (("a", a), ("b", b)):
-        _np_linalg._matrix(f"solve_sylvester ({name})", value, square=True)
-    _np_linalg._matrix("solve_sylvester (q)", q)
+        _np_linalg.check_matrix(f"solve_sylvester ({name})", value, square=True)
+    _np_linalg.check_matrix("solve_sylvester (q)", q)
     m, n = shape(a)[-1], shape(b)[-1]
     if shape(q)[-2:] != (m, n):
         raise ShapeError(f"scipy.linalg.solve_sylvester: a {shape(a)} and b {shape(b)} need q of shape (..., {m}, "
@@ -369,8 +369,8 @@ def solve_banded(l_and_u, ab, b, overwrite_ab=False, overwrite_b=False, check_fi
     except TypeError:
         raise ArgumentError(f"scipy.linalg.solve_banded: (l, u) must be two Python integers (static), got "
                             f"{l_and_u!r}") from None
-    ab = _np_linalg._float(ab, b)
-    b = _np_linalg._float(b, ab)
+    ab = _np_linalg.as_float(ab, b)
+    b = _np_linalg.as_float(b, ab)
     if lower < 0 or upper < 0 or len(shape(ab)) != 2 or shape(ab)[0] != lower + upper + 1:
         raise ShapeError(f"scipy.linalg.solve_banded: ab must have shape (l + u + 1, n) = ({lower + upper + 1}, n) "
                          f"for (l, u) = ({lower}, {upper}), got {shape(ab)}")

@@ -21,8 +21,8 @@ import hashlib
 import numpy as np
 import scipy.sparse as sp
 
-from ..api.grad import _derivative_argnums, _wrt, outside
-from ..api.staging import _Staged, name_of, stage
+from ..api.grad import derivative_argnums, differentiated_leaves, outside
+from ..api.staging import Staged, name_of, stage
 from ..core.errors import ArgumentError, NonDifferentiableError, ShapeError
 from ..core.pytree import flatten, unflatten
 from ..core.types import is_float
@@ -37,7 +37,7 @@ from . import colouring
 MODES = ("auto", "forward", "reverse")
 
 
-class _SparseStaged(_Staged):
+class _SparseStaged(Staged):
     """The traced program of one signature, with its patterns, colourings and compressed programs."""
 
     def __init__(self, program, out_tree, wrt):
@@ -47,7 +47,7 @@ class _SparseStaged(_Staged):
         self.rows = sum(a.size for a in self.program.out_avals)
         self.patterns = []      # (positions read, their digest, pattern)
         self.plans = {}         # (id of the pattern, mode, method) -> _Plan
-        self.compressed = {}    # (mode, colours) -> _Staged
+        self.compressed = {}    # (mode, colours) -> Staged
 
     def pattern(self, leaves):
         for reads, digest, pattern in self.patterns:
@@ -72,10 +72,10 @@ def _digest(positions, leaves):
 
 
 def _stage(fn, argnums, args, kwargs, what):
-    nums = _derivative_argnums(fn, argnums, args, kwargs, (), ())
+    nums = derivative_argnums(fn, argnums, args, kwargs, (), ())
 
     def build(program, out_tree, closure, call):
-        wrt = _wrt(nums, call)
+        wrt = differentiated_leaves(nums, call)
         for var, flag in zip(program.inputs, wrt):
             if flag and not is_float(var.aval.dtype):
                 raise NonDifferentiableError(f"{what}: '{name_of(fn)}' has a {var.aval} input in argnums {nums}; "
@@ -172,7 +172,7 @@ def _compressed_program(program, wrt, mode, size):
         return list(outs[:n_out]) + derived
 
     traced, _, _ = trace_program(run, list(program.in_avals) + seed_avals, f"sparse jac{mode[:3]}")
-    return _Staged(traced, None, [])
+    return Staged(traced, None, [])
 
 
 class SparseJacobian:
@@ -251,7 +251,7 @@ class SparseJacobian:
         rng = np.random.default_rng(0)
         wrt_avals = [v.aval for v, w in zip(staged.program.inputs, staged.wrt) if w]
         tangents = [rng.standard_normal(a.shape).astype(a.dtype) for a in wrt_avals]
-        exact_program = _Staged(jvp_program(staged.program, staged.wrt), None, [])
+        exact_program = Staged(jvp_program(staged.program, staged.wrt), None, [])
         exact = exact_program.run(list(call.leaves) + tangents)[len(staged.program.outputs):]
         exact = np.concatenate([np.ravel(e) for e in exact]) if exact else np.zeros(0)
         flat = np.concatenate([np.ravel(t) for t in tangents]) if tangents else np.zeros(0)

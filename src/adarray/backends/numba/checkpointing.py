@@ -26,8 +26,7 @@ import numpy as np
 from ...control.while_loop import while_grad_p
 from ...core.types import is_float
 from . import scalar
-from .codegen import ProgramEmitter
-from .control import carry_storage, swap
+from .control import carry_storage, nested, swap
 from .symbolic import planned, product
 from .table import opaque
 from .writer import Buffer, Local, Remapped
@@ -49,11 +48,6 @@ def _policy(checkpoint):
     if checkpoint == "binomial":
         return "({j} & ({j} - 1)) == 0", BINOMIAL_BASE
     return "{j} % " + str(int(checkpoint)) + " == 0", int(checkpoint)
-
-
-def _nested(em, program, inputs, targets=None):
-    return ProgramEmitter(em.writer, program, inputs, depth=em.depth + 1, indent=em.indent, targets=targets,
-                          silent=em.silent).run()
 
 
 def _zero(aval, text="0") -> str:
@@ -153,7 +147,7 @@ def _run(em, n, cond, body, consts, stacks, k_avals, keep):
     em.emit(f"{n['j']} = 0")
     with em.block("while True:"):
         with em.block(f"if {n['fwd']}:"):
-            (test,) = _nested(em, cond, consts + [Buffer(name, (n["r"],)) for name in stacks])
+            (test,) = nested(em, cond, consts + [Buffer(name, (n["r"],)) for name in stacks])
             em.emit(f"if not {test.read(())}:")
             em.emit("    break")
         em.emit(f"elif {n['j']} == {n['half']}:")
@@ -165,7 +159,7 @@ def _run(em, n, cond, body, consts, stacks, k_avals, keep):
         em.emit(f"{n['keep']} = ({n['fwd']} and {kept}) or (not {n['fwd']} and {n['every']})")
         em.emit(f"{n['w']} = {n['sp']} if {n['keep']} else ({n['sp']} + 2 if {n['r']} == {n['sp']} + 1 "
                 f"else {n['sp']} + 1)")
-        _nested(em, body, consts + [Buffer(name, (n["r"],)) for name in stacks],
+        nested(em, body, consts + [Buffer(name, (n["r"],)) for name in stacks],
                 [Buffer(name, (n["w"],)) for name in stacks])
         em.emit(f"{n['r']} = {n['w']}")
         with em.block(f"if {n['keep']}:"):
@@ -190,7 +184,7 @@ def _grow(em, n, stacks, k_avals):
 def _reverse_step(em, n, body_vjp, consts, stacks, full_ct, ct, ct_next, accumulated, increments, const_avals):
     """body_vjp at the top state: the carry's cotangent moves one step back, the consts' accumulate."""
     em.emit(f"{n['top']} = {n['sp']} - 1")
-    _nested(em, body_vjp, consts + [Buffer(name, (n["top"],)) for name in stacks] + full_ct,
+    nested(em, body_vjp, consts + [Buffer(name, (n["top"],)) for name in stacks] + full_ct,
             increments + ct_next)
     for total, increment, aval in zip(accumulated, increments, const_avals):
         if isinstance(total, Local):

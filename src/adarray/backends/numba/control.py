@@ -65,12 +65,12 @@ def swap(em, current, following) -> None:
             em.emit(f"{now.name}, {after.name} = {after.name}, {now.name}")
 
 
-def _nested(em, program, inputs, targets=None):
+def nested(em, program, inputs, targets=None):
     return ProgramEmitter(em.writer, program, inputs, depth=em.depth + 1, indent=em.indent, targets=targets,
                           silent=em.silent).run()
 
 
-def _row_source(em, atom, t):
+def row_source(em, atom, t):
     """The source of `atom[t]` (an xs leaf read in place)."""
     source = em.source(atom)
     if not isinstance(source, Buffer):
@@ -98,8 +98,8 @@ def _fold(em, eqn):
     t = em.fresh("t")
     header = f"for {t} in range({length - 1}, -1, -1):" if reverse else f"for {t} in range({length}):"
     with em.block(header):
-        rows = [_row_source(em, x, t) for x in xs]
-        _nested(em, body, consts + current + rows, following + [Buffer(y.name, (t,)) for y in ys])
+        rows = [row_source(em, x, t) for x in xs]
+        nested(em, body, consts + current + rows, following + [Buffer(y.name, (t,)) for y in ys])
         swap(em, current, following)
     return current + ys
 
@@ -110,10 +110,10 @@ def _while(em, eqn):
     consts = [em.source(a) for a in eqn.inputs[:num_consts]]
     current, following = carry_storage(em, eqn.inputs[num_consts:], body.out_avals)
     with em.block("while True:"):
-        (test,) = _nested(em, cond, consts + current)
+        (test,) = nested(em, cond, consts + current)
         em.emit(f"if not {test.read(())}:")
         em.emit("    break")
-        _nested(em, body, consts + current, following)
+        nested(em, body, consts + current, following)
         swap(em, current, following)
     return current
 
@@ -129,7 +129,7 @@ def _cond(em, eqn):
     for k, branch in enumerate(branches):
         header = "else:" if k == len(branches) - 1 and k > 0 else f"{'if' if k == 0 else 'elif'} {index} == {k}:"
         with em.block(header):
-            _nested(em, branch, operands, outputs)
+            nested(em, branch, operands, outputs)
     return outputs
 
 
@@ -163,4 +163,4 @@ def _kernel(em, eqn, index):
         at = [index[lead + d] if n == shape[lead + d] else "0" for d, n in enumerate(atom.aval.shape)]
         value = em.read(atom, at)
         arguments.append(Local(value if isinstance(atom, Literal) else em.let(value)))
-    return [source.read(()) for source in _nested(em, eqn.params["kernel"], arguments)]
+    return [source.read(()) for source in nested(em, eqn.params["kernel"], arguments)]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ...parallel.general import general_reduce_p, general_scan_p
 from . import scalar
-from .control import _nested, _row_source, swap
+from .control import nested, row_source, swap
 from .table import opaque
 from .writer import Buffer, Local
 
@@ -34,13 +34,13 @@ def _general_scan(em, eqn):
     if n == 0:
         return ys
     for x, y in zip(eqn.inputs, ys):
-        first = _row_source(em, x, "0")
+        first = row_source(em, x, "0")
         em.copy_from(first, Buffer(y.name, ("0",)), x.aval.shape[1:])
     t = em.fresh("t")
     with em.block(f"for {t} in range(1, {n}):"):
         previous = [Buffer(y.name, (f"{t} - 1",)) for y in ys]
-        rows = [_row_source(em, x, t) for x in eqn.inputs]
-        _nested(em, op, previous + rows, [Buffer(y.name, (t,)) for y in ys])
+        rows = [row_source(em, x, t) for x in eqn.inputs]
+        nested(em, op, previous + rows, [Buffer(y.name, (t,)) for y in ys])
     return ys
 
 
@@ -60,14 +60,14 @@ def _general_reduce(em, eqn):
                 em.copy(atom, store)
         return current
     for store, x in zip(current, eqn.inputs):
-        first = _row_source(em, x, "0")
+        first = row_source(em, x, "0")
         if isinstance(store, Local):
             em.emit(f"{store.text} = {first.read(())}")
         else:
             em.copy_from(first, store, x.aval.shape[1:])
     t = em.fresh("t")
     with em.block(f"for {t} in range(1, {n}):"):
-        rows = [_row_source(em, x, t) for x in eqn.inputs]
-        _nested(em, op, current + rows, following)
+        rows = [row_source(em, x, t) for x in eqn.inputs]
+        nested(em, op, current + rows, following)
         swap(em, current, following)
     return current
