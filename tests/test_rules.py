@@ -147,9 +147,8 @@ def _singular_cases():
     from adarray.primitives.scalar import SINGULAR_POINTS
 
     cases = []
-    for name, points in sorted(SINGULAR_POINTS.items()):
-        if name not in REGISTRY:
-            continue
+    for prim, points in sorted(SINGULAR_POINTS.items(), key=lambda item: item[0].name):
+        name = prim.name
         for index, (operands, params) in enumerate(points):
             cases.append(pytest.param(name, operands, params, id=f"{name}-{index}"))
     return cases

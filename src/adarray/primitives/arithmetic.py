@@ -23,6 +23,7 @@ from ..core.primitive import Primitive, Zero, is_zero
 from ..core.types import is_float
 from . import elementwise as ew
 from .rules import aval_of_value, batch_elementwise, elementwise, nondifferentiable
+from .scalar import register_singular_points
 
 
 def _is_integer(dtype) -> bool:
@@ -80,6 +81,8 @@ fmod_p = Primitive("fmod", _same_shapes("fmod", "number"))
 elementwise(fmod_p, _fmod_partials, singular=True)
 nextafter_p = Primitive("nextafter", _same_shapes("nextafter", "float"))
 elementwise(nextafter_p, _nextafter_partials)
+register_singular_points(cbrt_p, ((0.0,), {}))  # where a partial is infinite: the rule tests check there
+register_singular_points(fmod_p, ((1.0, 0.0), {}))
 
 
 def cbrt(x):

@@ -191,9 +191,9 @@ def _with_complex_cases(prim, arity):
     prim.sample = sample
 
 
-_BINARY = ("add", "sub", "mul", "div", "pow")
-for _name in sorted(HOLOMORPHIC + _BINARY + ("neg", "abs", "stop_gradient")):
-    _with_complex_cases(getattr(ew, f"{_name}_p"), 2 if _name in _BINARY else 1)
+_BINARY = (ew.add_p, ew.sub_p, ew.mul_p, ew.div_p, ew.pow_p)
+for _prim in sorted(HOLOMORPHIC | {*_BINARY, ew.neg_p, ew.abs_p, ew.stop_gradient_p}, key=lambda p: p.name):
+    _with_complex_cases(_prim, 2 if _prim in _BINARY else 1)
 ew.integer_pow_p.sample = _extended(ew.integer_pow_p.sample, lambda rng: [
     ([_complex_normal(rng, (3,))], {"n": n}) for n in (0, 2, 3, -2)])
 ew.safe_mul_p.sample = _extended(ew.safe_mul_p.sample, lambda rng: [

@@ -11,6 +11,7 @@ Here too are the rule kind and the helpers that bind these primitives: `elementw
 """
 from __future__ import annotations
 
+import math
 import sys
 
 import numpy as np
@@ -19,7 +20,7 @@ from ..core.errors import ShapeError
 from ..core.primitive import REGISTRY, Primitive, Zero, is_zero
 from ..core.types import Aval, is_complex, is_float
 from .kinds import FROM_JVP, aval_of_value, linear, nondifferentiable, zero_derivative, zeros
-from .scalar import COMPLEX_OPERANDS, PARTIALS, SINGULAR
+from .scalar import HOLOMORPHIC, register_partials, register_singular_points
 from .structural import batch_elementwise
 
 # --- symbolic zeros and masked cotangents (they add and select) ------------------------------------
@@ -116,7 +117,9 @@ def elementwise(prim, partials, singular: bool = False) -> None:
 
 
 
-def _same_shape_rule(name, *, floats_only=False, result_dtype=None):
+def _same_shape_rule(prim, *, floats_only=False, result_dtype=None):
+    name = prim.name
+
     def abstract_eval(*avals, **params):
         first = avals[0]
         for other in avals[1:]:
@@ -126,7 +129,7 @@ def _same_shape_rule(name, *, floats_only=False, result_dtype=None):
                 )
         if floats_only and not is_float(first.dtype):
             raise ShapeError(f"{name}: needs floating-point operands, got {first}")
-        if is_complex(first.dtype) and name not in COMPLEX_OPERANDS:
+        if is_complex(first.dtype) and prim not in HOLOMORPHIC and prim not in COMPLEX_OPERANDS:
             raise ShapeError(f"{name}: is not defined for complex operands, got {first} (no silent cast to real: "
                              "take anp.real, anp.imag or anp.abs first)")
         return first.update(dtype=result_dtype) if result_dtype else first
@@ -134,8 +137,15 @@ def _same_shape_rule(name, *, floats_only=False, result_dtype=None):
     return abstract_eval
 
 
+def _shaped(name, **checks):
+    """A primitive whose shape rule is `_same_shape_rule(prim, **checks)`."""
+    prim = Primitive(name, None)
+    prim.abstract_eval = _same_shape_rule(prim, **checks)
+    return prim
+
+
 def _unary(name, rule_kind):
-    prim = Primitive(name, _same_shape_rule(name, floats_only=name not in ("neg", "abs", "sign")))
+    prim = _shaped(name, floats_only=name not in ("neg", "abs", "sign"))
     rule_kind(prim)
 
     def bind(x):
@@ -160,7 +170,7 @@ def _is_python_scalar(value) -> bool:
 
 
 def _binary(name, rule_kind, *, floats_only=False, result_dtype=None):
-    prim = Primitive(name, _same_shape_rule(name, floats_only=floats_only, result_dtype=result_dtype))
+    prim = _shaped(name, floats_only=floats_only, result_dtype=result_dtype)
     rule_kind(prim)
 
     def bind(x, y):
@@ -170,8 +180,14 @@ def _binary(name, rule_kind, *, floats_only=False, result_dtype=None):
     return prim, bind
 
 
-def _partials_rule(name):
-    return lambda prim: elementwise(prim, PARTIALS[name], singular=name in SINGULAR)
+def _partials(formula, *, singular=False, holomorphic=False):
+    """The rule kind of a map whose scalar partials are `formula`: registered in the table of scalar
+    partials (scalar.register_partials), and the jvp and vjp made from it (`elementwise`)."""
+    def apply(prim):
+        register_partials(prim, formula, singular=singular, holomorphic=holomorphic)
+        elementwise(prim, formula, singular=singular)
+
+    return apply
 
 
 # --- linear maps --------------------------------------------------------------------------------
@@ -216,48 +232,107 @@ def _sub_taylor(series, output):
 
 add_p.jvp, sub_p.jvp, add_p.taylor, sub_p.taylor = _add_jvp, _sub_jvp, _add_taylor, _sub_taylor
 
-# --- maps with partials from the scalar table ---------------------------------------------------
+# --- maps with scalar partials (the table of primitives/scalar.py) -----------------------------------
+# Each map's partials(m, x, out) or partials(m, a, b, out), written once. Conventions at non-smooth points
+# (documented in the README): abs'(0) = 0 (sign), floor/ceil/round/sign have zero derivative; maximum and
+# minimum give the whole derivative to the first argument at a tie, matching the "lowest index wins" policy
+# of the reductions; pow: d/da a**b is 0 where b == 0, d/db a**b is 0 where a**b == 0. `singular`: a partial
+# can be infinite or NaN (a pole, or outside the domain); `holomorphic`: the partials are f'(z) for complex z.
 
-exp_p, exp = _unary("exp", _partials_rule("exp"))
-log_p, log = _unary("log", _partials_rule("log"))
-log1p_p, log1p = _unary("log1p", _partials_rule("log1p"))
-expm1_p, expm1 = _unary("expm1", _partials_rule("expm1"))
-sqrt_p, sqrt = _unary("sqrt", _partials_rule("sqrt"))
-sin_p, sin = _unary("sin", _partials_rule("sin"))
-cos_p, cos = _unary("cos", _partials_rule("cos"))
-tan_p, tan = _unary("tan", _partials_rule("tan"))
-arcsin_p, arcsin = _unary("arcsin", _partials_rule("arcsin"))
-arccos_p, arccos = _unary("arccos", _partials_rule("arccos"))
-arctan_p, arctan = _unary("arctan", _partials_rule("arctan"))
-sinh_p, sinh = _unary("sinh", _partials_rule("sinh"))
-cosh_p, cosh = _unary("cosh", _partials_rule("cosh"))
-tanh_p, tanh = _unary("tanh", _partials_rule("tanh"))
-logistic_p, logistic = _unary("logistic", _partials_rule("logistic"))
-erf_p, erf = _unary("erf", _partials_rule("erf"))
-abs_p, abs = _unary("abs", _partials_rule("abs"))
-arcsinh_p, arcsinh = _unary("arcsinh", _partials_rule("arcsinh"))
-arccosh_p, arccosh = _unary("arccosh", _partials_rule("arccosh"))
-arctanh_p, arctanh = _unary("arctanh", _partials_rule("arctanh"))
-log2_p, log2 = _unary("log2", _partials_rule("log2"))
-log10_p, log10 = _unary("log10", _partials_rule("log10"))
-exp2_p, exp2 = _unary("exp2", _partials_rule("exp2"))
-sinc_p, sinc = _unary("sinc", _partials_rule("sinc"))
+TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+LN2, LN10 = math.log(2.0), math.log(10.0)
+# sinc'(x) = x * sum_k SINC_SERIES[k] x^(2k) near 0, where (cos(pi x) - sinc(x)) / x cancels: the
+# terms (-1)^k pi^(2k) 2k / (2k+1)! of the series of sin(pi x) / (pi x), k = 1..7 (truncation error
+# below 1e-16 relative for |x| < 0.1, where the closed form has lost less than 1e-13).
+SINC_SERIES = tuple((-1) ** k * math.pi ** (2 * k) * 2 * k / math.factorial(2 * k + 1) for k in range(1, 8))
+
+
+def _pow_partials(m, a, b, out):
+    # safe_mul: b * a**(b - 1) is 0 where b == 0 even at a == 0 (a**0 is constant). At a == 0, where
+    # a**b is constant (0) in b, log(a) is replaced by log(1) = 0: a literal -inf in the derivative
+    # program would turn every later cotangent into NaN (inf * 0) under reverse mode.
+    safe_a = m.select(m.eq(a, 0.0), m.full_like(a, 1.0), a)
+    return m.safe_mul(b, m.pow(a, m.sub(b, 1.0))), m.safe_mul(out, m.log(safe_a))
+
+
+def _sinc_partials(m, x, out):
+    small = m.lt(m.abs(x), 0.1)
+    square = m.mul(x, x)
+    series = m.full_like(x, SINC_SERIES[-1])
+    for coefficient in reversed(SINC_SERIES[:-1]):
+        series = m.add(m.mul(series, square), coefficient)
+    safe_x = m.select(small, m.full_like(x, 1.0), x)
+    closed = m.div(m.sub(m.cos(m.mul(x, math.pi)), out), safe_x)
+    return (m.select(small, m.mul(x, series), closed),)
+
+
+def _hypot_partials(m, a, b, out):
+    safe = m.select(m.eq(out, 0.0), m.full_like(out, 1.0), out)  # 0 at the origin: a subgradient
+    return m.div(a, safe), m.div(b, safe)
+
+
+def _arctan2_partials(m, a, b, out):
+    return m.div(b, m.add(m.mul(a, a), m.mul(b, b))), m.neg(m.div(a, m.add(m.mul(a, a), m.mul(b, b))))
+
+
+exp_p, exp = _unary("exp", _partials(lambda m, x, out: (out,), holomorphic=True))
+log_p, log = _unary("log", _partials(lambda m, x, out: (m.div(1.0, x),), singular=True, holomorphic=True))
+log1p_p, log1p = _unary("log1p", _partials(lambda m, x, out: (m.div(1.0, m.add(x, 1.0)),), singular=True,
+                                           holomorphic=True))
+expm1_p, expm1 = _unary("expm1", _partials(lambda m, x, out: (m.add(out, 1.0),), holomorphic=True))
+sqrt_p, sqrt = _unary("sqrt", _partials(lambda m, x, out: (m.div(0.5, out),), singular=True, holomorphic=True))
+sin_p, sin = _unary("sin", _partials(lambda m, x, out: (m.cos(x),), holomorphic=True))
+cos_p, cos = _unary("cos", _partials(lambda m, x, out: (m.neg(m.sin(x)),), holomorphic=True))
+tan_p, tan = _unary("tan", _partials(lambda m, x, out: (m.add(m.mul(out, out), 1.0),), singular=True,
+                                     holomorphic=True))
+arcsin_p, arcsin = _unary("arcsin", _partials(lambda m, x, out: (m.div(1.0, m.sqrt(m.sub(1.0, m.mul(x, x)))),),
+                                              singular=True, holomorphic=True))
+arccos_p, arccos = _unary("arccos", _partials(lambda m, x, out: (m.div(-1.0, m.sqrt(m.sub(1.0, m.mul(x, x)))),),
+                                              singular=True, holomorphic=True))
+arctan_p, arctan = _unary("arctan", _partials(lambda m, x, out: (m.div(1.0, m.add(m.mul(x, x), 1.0)),),
+                                              holomorphic=True))
+sinh_p, sinh = _unary("sinh", _partials(lambda m, x, out: (m.cosh(x),), holomorphic=True))
+cosh_p, cosh = _unary("cosh", _partials(lambda m, x, out: (m.sinh(x),), holomorphic=True))
+tanh_p, tanh = _unary("tanh", _partials(lambda m, x, out: (m.sub(1.0, m.mul(out, out)),), holomorphic=True))
+logistic_p, logistic = _unary("logistic", _partials(lambda m, x, out: (m.mul(out, m.sub(1.0, out)),)))
+erf_p, erf = _unary("erf", _partials(lambda m, x, out: (m.mul(TWO_OVER_SQRT_PI, m.exp(m.neg(m.mul(x, x)))),),
+                                     holomorphic=True))
+abs_p, abs = _unary("abs", _partials(lambda m, x, out: (m.sign(x),)))
+arcsinh_p, arcsinh = _unary("arcsinh", _partials(lambda m, x, out: (m.div(1.0, m.sqrt(m.add(m.mul(x, x), 1.0))),),
+                                                 holomorphic=True))
+arccosh_p, arccosh = _unary("arccosh", _partials(
+    lambda m, x, out: (m.div(1.0, m.mul(m.sqrt(m.sub(x, 1.0)), m.sqrt(m.add(x, 1.0)))),),
+    singular=True, holomorphic=True))
+arctanh_p, arctanh = _unary("arctanh", _partials(lambda m, x, out: (m.div(1.0, m.mul(m.sub(1.0, x), m.add(x, 1.0))),),
+                                                 singular=True, holomorphic=True))
+log2_p, log2 = _unary("log2", _partials(lambda m, x, out: (m.div(1.0 / LN2, x),), singular=True, holomorphic=True))
+log10_p, log10 = _unary("log10", _partials(lambda m, x, out: (m.div(1.0 / LN10, x),), singular=True,
+                                           holomorphic=True))
+exp2_p, exp2 = _unary("exp2", _partials(lambda m, x, out: (m.mul(out, LN2),), holomorphic=True))
+sinc_p, sinc = _unary("sinc", _partials(_sinc_partials, holomorphic=True))
 sign_p, sign = _unary("sign", zero_derivative)
 floor_p, floor = _unary("floor", zero_derivative)
 ceil_p, ceil = _unary("ceil", zero_derivative)
 round_p, round = _unary("round", zero_derivative)
-div_p, div = _binary("div", _partials_rule("div"), floats_only=True)
-pow_p, pow = _binary("pow", _partials_rule("pow"), floats_only=True)
-arctan2_p, arctan2 = _binary("arctan2", _partials_rule("arctan2"), floats_only=True)
-logaddexp_p, logaddexp = _binary("logaddexp", _partials_rule("logaddexp"), floats_only=True)
-rem_p, rem = _binary("rem", _partials_rule("rem"), floats_only=True)
-hypot_p, hypot = _binary("hypot", _partials_rule("hypot"), floats_only=True)
-mul_p, mul = _binary("mul", _partials_rule("mul"))
-maximum_p, maximum = _binary("maximum", _partials_rule("maximum"))
-minimum_p, minimum = _binary("minimum", _partials_rule("minimum"))
+div_p, div = _binary("div", _partials(lambda m, a, b, out: (m.div(1.0, b), m.neg(m.div(out, b))), singular=True,
+                                      holomorphic=True), floats_only=True)
+pow_p, pow = _binary("pow", _partials(_pow_partials, singular=True, holomorphic=True), floats_only=True)
+arctan2_p, arctan2 = _binary("arctan2", _partials(_arctan2_partials, singular=True), floats_only=True)
+logaddexp_p, logaddexp = _binary("logaddexp", _partials(
+    lambda m, a, b, out: (m.exp(m.sub(a, out)), m.exp(m.sub(b, out)))), floats_only=True)
+# (a - rem(a, b)) / b is an integer up to rounding: round it (floor would drop to the integer below).
+rem_p, rem = _binary("rem", _partials(
+    lambda m, a, b, out: (m.full_like(a, 1.0), m.neg(m.round(m.div(m.sub(a, out), b)))), singular=True),
+    floats_only=True)
+hypot_p, hypot = _binary("hypot", _partials(_hypot_partials, singular=True), floats_only=True)
+mul_p, mul = _binary("mul", _partials(lambda m, a, b, out: (b, a), holomorphic=True))
+maximum_p, maximum = _binary("maximum", _partials(
+    lambda m, a, b, out: (m.convert_like(m.ge(a, b), a), m.convert_like(m.lt(a, b), a))))
+minimum_p, minimum = _binary("minimum", _partials(
+    lambda m, a, b, out: (m.convert_like(m.le(a, b), a), m.convert_like(m.gt(a, b), a))))
 
 
-# maximum and minimum are selects (ties to the first argument, as their partials in scalar.py): the tangent
+# maximum and minimum are selects (ties to the first argument, as their partials above): the tangent
 # of the argument that loses is not taken, and its cotangent is zero by structure (masked), so an infinite
 # derivative behind the losing argument never meets a 0.
 def _choice_rules(first_wins):
@@ -326,7 +401,7 @@ def integer_pow(x, n: int):
 
 # --- stop_gradient: the identity, with zero derivative ------------------------------------------
 
-stop_gradient_p = Primitive("stop_gradient", _same_shape_rule("stop_gradient"))
+stop_gradient_p = _shaped("stop_gradient")
 zero_derivative(stop_gradient_p)
 
 
@@ -345,10 +420,17 @@ ge_p, ge = _binary("ge", nondifferentiable, result_dtype=np.bool_)
 logical_and_p, logical_and = _binary("logical_and", nondifferentiable)
 logical_or_p, logical_or = _binary("logical_or", nondifferentiable)
 logical_xor_p, logical_xor = _binary("logical_xor", nondifferentiable)
-logical_not_p = Primitive("logical_not", _same_shape_rule("logical_not"))
+logical_not_p = _shaped("logical_not")
 nondifferentiable(logical_not_p)
-isfinite_p = Primitive("isfinite", _same_shape_rule("isfinite", floats_only=True, result_dtype=np.bool_))
+isfinite_p = _shaped("isfinite", floats_only=True, result_dtype=np.bool_)
 nondifferentiable(isfinite_p)
+
+
+# The primitives here whose shape rule accepts complex operands besides the holomorphic maps (scalar.HOLOMORPHIC);
+# the others (ordering, rounding) raise ShapeError on them. abs of a complex operand is real, with its own rules
+# (primitives/complex.py).
+COMPLEX_OPERANDS = frozenset({add_p, sub_p, neg_p, abs_p, integer_pow_p, safe_mul_p, stop_gradient_p, eq_p, ne_p,
+                              isfinite_p})
 
 
 def logical_not(x):
@@ -455,6 +537,22 @@ DOMAINS = {
     arccos_p: (-0.8, 0.8), tan_p: (-1.2, 1.2), pow_p: (0.3, 2.5), div_p: (0.5, 2.0),
     rem_p: (0.5, 2.0), arccosh_p: (1.2, 3.0), arctanh_p: (-0.8, 0.8), log2_p: (0.2, 3.0), log10_p: (0.2, 3.0),
 }
+# Where a partial is infinite, NaN or undefined (scalar.SINGULAR_POINTS): the generated rule tests check there
+# that forward and reverse mode agree.
+_HALF_PI = math.pi / 2.0
+for _prim, _points in {
+    sqrt_p: [((0.0,), {})], log_p: [((0.0,), {})], log2_p: [((0.0,), {})], log10_p: [((0.0,), {})],
+    log1p_p: [((-1.0,), {})], tan_p: [((_HALF_PI,), {}), ((-_HALF_PI,), {})],
+    arcsin_p: [((1.0,), {}), ((-1.0,), {})], arccos_p: [((1.0,), {}), ((-1.0,), {})],
+    arctanh_p: [((1.0,), {}), ((-1.0,), {})], arccosh_p: [((1.0,), {})],
+    abs_p: [((0.0,), {})], sign_p: [((0.0,), {})], sinc_p: [((0.0,), {})],
+    div_p: [((1.0, 0.0), {}), ((0.0, 0.0), {}), ((-2.0, 0.0), {})],
+    pow_p: [((0.0, 0.5), {}), ((0.0, 2.0), {}), ((0.0, 0.0), {}), ((0.0, -1.0), {}), ((0.0, 1.0), {})],
+    integer_pow_p: [((0.0,), {"n": -1}), ((0.0,), {"n": -2}), ((0.0,), {"n": 0}), ((0.0,), {"n": 3})],
+    arctan2_p: [((0.0, 0.0), {})], hypot_p: [((0.0, 0.0), {})], rem_p: [((1.0, 0.0), {})],
+    maximum_p: [((1.0, 1.0), {})], minimum_p: [((1.0, 1.0), {})],
+}.items():
+    register_singular_points(_prim, *_points)
 
 
 def _sampler(prim, arity):

@@ -13,23 +13,24 @@ adjoint_program(P): reverse mode by reverse computing (NiLang's paper, section 3
     is stored; the inverse recomputes every earlier state, so memory does not grow with the iterations.
     Ancillas' cotangents are dropped when the ancilla is released (`drop`): its initial value is a
     constant, so nothing depends on it. The adjoint program is run forward only.
-Scalar partial derivatives come from the one table in primitives/scalar.py, through a namespace `Symbolic`
-that builds expression tuples instead of IR. Complex values follow JAX's convention (primitives/complex.py): a
-holomorphic map multiplies tangents and cotangents by f'(z); real, imag, conj, angle and abs of a complex value
-have their own rules; a float receiving a complex cotangent takes its real part. A lognumber's tangent and
+Scalar partial derivatives come from the one table in primitives/scalar.py, keyed by the primitive an operation
+names (primitives/operations.py), through a namespace `Symbolic` that builds expression tuples instead of IR.
+Complex values follow JAX's convention (primitives/complex.py): a holomorphic map multiplies tangents and
+cotangents by f'(z); real, imag, conj, angle and abs of a complex value have their own rules; a float receiving
+a complex cotangent takes its real part. A lognumber's tangent and
 cotangent are those of its log (a float). Stacks move tangents and cotangents with their values. A user
 instruction (instructions.py) carries its own rules: `tangent_spec` builds the tangent instruction, whose adjoint
 follows from the hand-written one, and `derived_adjoint` the adjoint of a rule that has none.
 """
 from __future__ import annotations
 
+from ..primitives.operations import BY_REVERSIBLE_NAME
 from ..primitives.scalar import PARTIALS, SINGULAR
 from .ir import base_name, invert_spec, is_element
 from .specialize import DIFFERENTIABLE, differentiable, expression_type
 
 ZERO_DERIVATIVE = {"sign", "floor", "ceil", "round", "floordiv", "len", "shape", "eq", "ne", "lt", "le", "gt", "ge",
                    "and", "or", "not", "complex"}
-_PARTIAL_NAMES = {"mod": "rem"}
 
 
 def _number(x) -> bool:
@@ -202,8 +203,9 @@ def partial_terms(expr, seed, types, forward):
             terms = [m.safe_mul(tangents[0], operands[1]) if tangents[0] is not None else None,
                      m.safe_mul(operands[0], tangents[1]) if tangents[1] is not None else None]
         else:
-            parts = PARTIALS[_PARTIAL_NAMES.get(op, op)](m, *operands, expr)
-            guard = _PARTIAL_NAMES.get(op, op) in SINGULAR and not _polynomial(expr)
+            prim = BY_REVERSIBLE_NAME[op].prim
+            parts = PARTIALS[prim](m, *operands, expr)
+            guard = prim in SINGULAR and not _polynomial(expr)
             terms = [None if t is None else (m.safe_mul(t, p) if guard else m.mul(p, t))
                      for t, p in zip(tangents, parts)]
         total = None
@@ -230,7 +232,7 @@ def partial_terms(expr, seed, types, forward):
     if op == "safe_mul":
         return (partial_terms(operands[0], m.mul(seed, operands[1]), types, False)
                 + partial_terms(operands[1], m.mul(seed, operands[0]), types, False))
-    parts = PARTIALS[_PARTIAL_NAMES.get(op, op)](m, *operands, expr)
+    parts = PARTIALS[BY_REVERSIBLE_NAME[op].prim](m, *operands, expr)
     terms = []
     for operand, part in zip(operands, parts):
         if _is_constant(operand):

@@ -5,8 +5,8 @@
     ad.grad(lambda a: sps.gammainc(a, 2.0))(3.0)   # derivatives in the shape parameter too
 
 Arguments broadcast and promote as in NumPy (integers compute in float64). The transcendental
-functions are primitives (primitives/special.py) whose partial derivatives are written once in
-primitives/scalar.py; the others are compositions of them. Conventions:
+functions are primitives (primitives/special.py) whose partial derivatives are written once, beside
+them; the others are compositions of them. Conventions:
 
 * xlogy(x, y) and xlog1py(x, y) are 0 where x == 0; their derivatives follow JAX
   (d/dx = log(y), d/dy = x / y, also where x == 0); a zero tangent contributes 0, whatever the
