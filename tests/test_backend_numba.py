@@ -34,7 +34,7 @@ from adarray.transforms.vmap import vmap_program  # noqa: E402
 
 @pytest.fixture(autouse=True)
 def chains_at_every_size_and_short_functions(monkeypatch):
-    """Loops sharing leading axes run as chains however small their arrays (codegen.ProgramEmitter._chain),
+    """Loops sharing leading axes run as chains however small their arrays (planning.FusionPlan._chain),
     so that the vmapped and differentiated programs here test chains as well; and generated functions hold at
     most 120 equations (LLVM's time grows faster than a function's length: scatter_mul_partials' joined
     programs, 362 equations, compile in 13 s instead of 25), which also cuts more programs into segments."""

@@ -28,7 +28,7 @@ PARALLEL_MIN_WORK = 1 << 18
 BLAS_MIN_WORK = 1 << 13
 BLAS_MIN_CONTRACTION = 8
 
-# Consecutive loop nests sharing leading axes run as one loop over them (codegen: chains) when the values
+# Consecutive loop nests sharing leading axes run as one loop over them (planning.py: chains) when the values
 # passing between them would otherwise be whole arrays of this many bytes or more: they are then kept per
 # iteration, and neither leave the cache nor take memory (BA's Jacobian blocks: 5 MB, 3.1 ms instead of 8).
 # Smaller ones stay in the cache anyway, and separate loops vectorise better (GMM d=2, K=5: 1.26x slower chained).

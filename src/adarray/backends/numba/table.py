@@ -7,7 +7,7 @@ Two kinds of lowering:
   `index` is a tuple of index expressions (source text) and `em.read(atom, index)` reads an input
   (inlining its producer when that is elemental too). Elementwise maps, broadcasts, reshapes,
   slices, gathers, selects, scalar kernels, and reductions and small contractions (which run an
-  inner loop per output element) are elemental: the fusion planner (`plan.py`) decides which
+  inner loop per output element) are elemental: the fusion planner (`planning.py`) decides which
   values are inlined into their consumers and which are stored.
 * `Opaque(emit, materialized=...)`: statements computing the whole outputs, returning one
   `Source` per output: scatters, scans, recurrences, BLAS products, fold/while/cond (their bodies

@@ -1,5 +1,5 @@
 """The generated function's writer, and where values are read from and written to (the program emitter,
-codegen.py, and the opaque lowerings use them).
+codegen.py, the opaque lowerings and the fusion plan, planning.py, use them).
 
     >>> Buffer("xs", ("t",)).read(("i0_0",))
     'xs[t, i0_0]'
