@@ -21,6 +21,10 @@ import pytest
 
 pytest.importorskip("numba")
 
+# At -O0 (`make test`) Numba does not cache functions that read global arrays (the special functions' tables):
+# expected there, and said once per function and worker.
+pytestmark = pytest.mark.filterwarnings("ignore:Cannot cache compiled function:numba.core.errors.NumbaWarning")
+
 from adarray.backends import numba as numba_backend  # noqa: E402
 from adarray.backends.numba import options, runtime  # noqa: E402
 from adarray.backends.numba.table import lowerable  # noqa: E402
