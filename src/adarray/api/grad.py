@@ -135,7 +135,7 @@ def _gradient_function(fn, argnums, has_aux, with_value, static_argnums, static_
 
         def build(program, out_tree, closure, call):
             wrt = differentiated_leaves(nums, call)
-            _check_differentiable(fn, args, nums, program, wrt)
+            check_differentiable("grad", fn, nums, program, wrt)
             value_leaves = _check_scalar_output(fn, program, out_tree, has_aux, holomorphic)
             if holomorphic:
                 check_holomorphic_inputs("grad", fn, program, wrt)
@@ -176,11 +176,12 @@ def unflatten_grads(args, nums, flat, argnums):
     return grads[0] if _is_single(argnums) else tuple(grads)
 
 
-def _check_differentiable(fn, args, nums, program, wrt):
+def check_differentiable(what: str, fn, nums, program, wrt) -> None:
+    """Every differentiated input is a float (or complex) array: a clear error naming `fn` otherwise."""
     for var, flag in zip(program.inputs, wrt):
         if flag and not is_float(var.aval.dtype):
             raise NonDifferentiableError(
-                f"'{_name(fn)}' is differentiated with respect to an input of type {var.aval} "
+                f"{what}: '{_name(fn)}' is differentiated with respect to an input of type {var.aval} "
                 f"(argnums={nums}); only floating-point inputs have derivatives. Convert it with "
                 ".astype(float) or leave it out of argnums"
             )

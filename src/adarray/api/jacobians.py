@@ -15,7 +15,7 @@ import numpy as np
 from ..core.errors import NonDifferentiableError
 from ..core.ir import Program
 from ..core.pytree import unflatten
-from ..core.types import is_complex, is_float
+from ..core.types import is_complex
 from ..numpy import moveaxis, reshape
 from ..passes.one_hot import identity_seed_program
 from ..primitives.rules import broadcast_batch
@@ -24,6 +24,7 @@ from ..transforms.jvp import jvp_program
 from ..transforms.vjp import vjp_program
 from ..transforms.vmap import vmap_program
 from .grad import (
+    check_differentiable,
     check_holomorphic_inputs,
     check_tuples,
     derivative_argnums,
@@ -119,9 +120,7 @@ def _jacobian(fn, argnums, mode: str, static_argnums=(), static_argnames=(), hol
 
         def build(program, out_tree, closure, call):
             wrt = differentiated_leaves(nums, call)
-            for var, flag in zip(program.inputs, wrt):
-                if flag and not is_float(var.aval.dtype):
-                    raise NonDifferentiableError(f"{mode}: '{name_of(fn)}' has a {var.aval} input in argnums {nums}")
+            check_differentiable(f"jac{mode}", fn, nums, program, wrt)
             _check_complex(fn, program, wrt, mode, holomorphic)
             staged = Staged(_jacobian_program(program, wrt + [False] * len(closure), mode, symbolic), out_tree,
                              closure)
