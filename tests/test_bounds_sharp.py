@@ -5,7 +5,7 @@ and the figures stated in the issue (not against numbers this code produced)."""
 from __future__ import annotations
 
 import math
-from decimal import Decimal, getcontext
+from decimal import Decimal, localcontext
 
 import numpy as np
 import pytest
@@ -265,10 +265,11 @@ def test_high_degrees(degree):
 
 def _log_remainder(x, x0, degree):
     """R(x) = (log x - sum_{j<k} c_j (x - x0)^j) / (x - x0)^k to 60 digits (decimal arithmetic)."""
-    getcontext().prec = 60
-    x, x0 = Decimal(x), Decimal(x0)
-    poly = x0.ln() + sum(Decimal((-1) ** (j + 1)) / (j * x0 ** j) * (x - x0) ** j for j in range(1, degree))
-    return float((x.ln() - poly) / (x - x0) ** degree)
+    with localcontext() as context:  # this test's precision only, not every later Decimal's
+        context.prec = 60
+        x, x0 = Decimal(x), Decimal(x0)
+        poly = x0.ln() + sum(Decimal((-1) ** (j + 1)) / (j * x0 ** j) * (x - x0) ** j for j in range(1, degree))
+        return float((x.ln() - poly) / (x - x0) ** degree)
 
 
 @pytest.mark.parametrize("degree", [10, 14, 18, 20, 24])
