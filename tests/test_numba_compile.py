@@ -47,7 +47,10 @@ def test_a_loop_of_one_iteration_is_an_assignment():
                                [[2.0], [6.0], [10.0]])
 
 
-def test_generated_functions_use_the_short_pipeline_and_the_disk_cache(tmp_path):
+def test_generated_functions_use_the_short_pipeline_and_the_disk_cache(tmp_path, monkeypatch):
+    import numba
+
+    monkeypatch.setattr(numba.config, "CACHE_DIR", "")  # $NUMBA_CACHE_DIR would move the index there
     x = np.linspace(0.0, 1.0, 7)
     f = lambda v: anp.sum(anp.tanh(v) * anp.cumsum(v))  # noqa: E731
     with ad.config.override(cache_dir=str(tmp_path)):

@@ -145,14 +145,17 @@ def _names(expr) -> set:
     return set()
 
 
-def _occurrences(key, used, run, start) -> int:
-    """How often the subexpression `key` is evaluated from statement `start` on, before something it reads changes."""
+def _seen_twice(key, used, keyed, start) -> bool:
+    """Is the subexpression `key` evaluated twice from statement `start` on, before something it reads changes?
+    `keyed`: per statement, the keys of its operations and the variable it writes."""
     count = 0
-    for s in run[start:]:
-        count += sum(1 for sub in _operations(s[3]) if repr(sub) == key)
-        if (s[2] if isinstance(s[2], str) else s[2][1]) in used:
-            break
-    return count
+    for keys, written in keyed[start:]:
+        count += keys.count(key)
+        if count >= 2:
+            return True
+        if written in used:
+            return False
+    return False
 
 
 class _Writer:
@@ -227,18 +230,19 @@ class _Writer:
         is written is computed once into a temporary (the adjoint of one statement repeats its partials)."""
         self.available = {}
         reads = {}
+        subs = [[(repr(sub), sub) for sub in _operations(s[3])] for s in run]
+        keyed = [([key for key, _ in pairs], s[2] if isinstance(s[2], str) else s[2][1]) for pairs, s in zip(subs, run)]
         for j, s in enumerate(run):
-            for sub in _operations(s[3]):
-                key = repr(sub)
+            for key, sub in subs[j]:
                 if key in self.available:
                     continue
                 used = reads.setdefault(key, _names(sub))
-                if _occurrences(key, used, run, j) >= 2:
+                if _seen_twice(key, used, keyed, j):
                     temp = self.fresh()
                     self.emit(indent, f"{temp} = {self.expr(sub)}")
                     self.available[key] = temp
             self.statement(s, indent)
-            written = s[2] if isinstance(s[2], str) else s[2][1]
+            written = keyed[j][1]
             self.available = {k: t for k, t in self.available.items() if written not in reads.get(k, ())}
         self.available = {}
 
