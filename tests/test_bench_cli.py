@@ -138,3 +138,12 @@ def test_overhead_benchmark_checks_its_gradient_and_prints_the_tables(capsys):
     assert "| equations | ad.jit µs/call | NumPy by hand µs/call | dispatch µs/equation |" in out
     assert "\n| 10 |" in out and "\n| 100 |" in out  # the program lengths (1,000 in a full run)
     assert "| adarray: ad.grad(f)(x, y) |" in out
+
+
+def test_the_tiers_benchmark_measures_a_background_compile_in_a_child(capfd):
+    assert main(["bench", "tiers", "--quick", "--variants", "child"]) == 0
+    out = capfd.readouterr().out
+    assert "| compiled | interpreted | calls while compiling | median | p90 | longest | compile s | compiled |" in out
+    assert "| in a child process (the default) | " in out and "WRONG" not in out and "failed" not in out
+    assert main(["bench", "tiers", "--variants", "fork"]) == 2
+    assert "unknown variant fork" in capfd.readouterr().err

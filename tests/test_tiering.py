@@ -3,6 +3,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 
 import numpy as np
 import pytest
@@ -10,6 +11,7 @@ import pytest
 import adarray as ad
 import adarray.numpy as anp
 from adarray.api import staging, tiering
+from adarray.backends.numba import child, runtime
 
 pytest.importorskip("numba")
 
@@ -41,11 +43,19 @@ def test_the_first_calls_are_interpreted_then_the_compiled_code_runs(auto):
     first = f(x, w)
     program = tiered(model)
     assert program.tier == "numpy" and program.job is None
+    compiles = len(runtime.COMPILE_LOG)
     second = f(x, w)                        # hot now: compiling in the background
     assert program.job is not None
     program.wait(120)
     third = f(x, w)
     assert program.tier == "numba" and not tiering.FAILURES
+    background = runtime.COMPILE_LOG[compiles:]
+    assert background and all(loaded for *_, loaded in background), "compiled in a child, loaded by the caller"
+    for _ in range(200):  # the worker stops the idle child just after the job has finished
+        if not child._child:
+            break
+        time.sleep(0.05)
+    assert not child._child, "an idle child keeps the memory of what it compiled"
     expected = np.tanh(x @ w) * np.exp(-x[:, :1] ** 2) / (1.0 + np.abs(x[:, 1:2]))
     for result in (first, second, third):
         np.testing.assert_array_equal(np.isnan(result), np.isnan(expected))

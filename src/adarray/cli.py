@@ -5,7 +5,7 @@
     adarray check                                  gradients of built-in functions vs finite differences
     adarray bench NAME [...]                       a benchmark of the package `benchmarks`: adbench,
                                                    parallel, mixed, overhead, reversible, taylor, solvers, jacfwd,
-                                                   train, ode
+                                                   train, ode, tiers
 
 `main(argv)` returns the exit code: 0 on success, 1 when a check fails or the
 traced function raises, 2 for a bad command line (unknown file or function,
@@ -336,6 +336,8 @@ BENCHMARKS = {
               "a 2-layer MLP trained on digits: first and steady epoch, adarray's backends vs jax.jit and PyTorch"),
     "ode": ("benchmarks.ode", "ode.py",
             "a Lotka-Volterra fit with odeint: gradient and whole-fit time, adarray's backends vs JAX's odeint"),
+    "tiers": ("benchmarks.tiers", "tiers.py",
+              "the caller's call times while the default tier compiles: in a child process vs on a thread"),
 }
 
 

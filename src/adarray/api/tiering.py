@@ -2,8 +2,9 @@
 
 A staged program first runs on the NumPy interpreter, which answers at once. Once it has shown it is
 hot (its interpreted time so far exceeds a fraction of what compiling it is expected to cost), it is
-compiled by the Numba backend on a background thread while the caller goes on with the interpreter;
-the calls after the compilation has finished run the compiled code. A program compiled once is marked
+compiled by the Numba backend while the caller goes on with the interpreter: in a child process, whose
+machine code a background thread then loads from the disk cache (COMPILE_IN_CHILD). The calls after
+the compilation has finished run the compiled code. A program compiled once is marked
 in the disk cache, so a later process compiles it at its first call, which then only loads machine
 code. Without Numba installed every program stays on the interpreter, and nothing is said.
 
@@ -31,8 +32,10 @@ import time
 
 from ..backends import compiler
 from ..backends.numba import cache
+from ..backends.numba import child as numba_child
 from ..backends.numba import kernels as numba_kernels
 from ..backends.numba import reversible as numba_reversible
+from ..backends.numba import runtime as numba_runtime
 from ..backends.numpy.registry import ACCELERATORS
 from ..core.config import config
 from ..core.engines import numba_available
@@ -49,6 +52,11 @@ MIN_CALLS = 2
 # tens of equations, 10-20 s for ADBench's gradients of hundreds).
 COMPILE_SECONDS_FIXED = 0.5
 COMPILE_SECONDS_PER_EQUATION = 0.02
+
+# Compile in a child process (backends/numba/child.py), which leaves the machine code in the disk cache for the
+# background thread to load: Numba's typing and lowering hold the GIL, and would make the caller wait in turns.
+# False: compile on the background thread itself (`adarray bench tiers` compares the two).
+COMPILE_IN_CHILD = True
 
 # (program name, repr of the error) of every background compilation that failed.
 FAILURES: list[tuple[str, str]] = []
@@ -141,7 +149,8 @@ class _Job:
 
     def run(self):
         try:
-            self.result = _compile(self.program, self.name, self.args, self.marker)
+            with numba_runtime.compiling_in_child(COMPILE_IN_CHILD):
+                self.result = _compile(self.program, self.name, self.args, self.marker)
         finally:
             self.args = None
             self.finished.set()
@@ -165,6 +174,8 @@ def _submit(job: _Job) -> None:
 def _work() -> None:
     while True:
         _jobs.get().run()
+        if _jobs.empty():
+            numba_child.stop()  # idle, it would keep the memory of what it compiled; the next job starts another
 
 
 def _marker_path(program) -> str:

@@ -89,6 +89,14 @@ def load(text: str, prefix: str):
         with open(temporary, "w") as handle:
             handle.write(text)
         os.replace(temporary, path)
+    return import_file(path, module_name)
+
+
+def import_file(path: str, module_name: str):
+    """Import the generated module at `path` as `module_name` (a child process that compiles it for the caller
+    imports it by the same name, so that both find the same machine code in Numba's cache)."""
+    if module_name in sys.modules:
+        return sys.modules[module_name]
     spec = importlib.util.spec_from_file_location(module_name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -13,10 +13,12 @@ that compiles for more than `options.REPORT_COMPILE_SECONDS` says so on stderr.
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import hashlib
 import platform
 import sys
+import threading
 import time
 from typing import NamedTuple
 
@@ -26,7 +28,7 @@ from ...core.errors import ArgumentError, ExecutionError
 from ...core.ir import Literal, Program, Var
 from ...passes.inline_calls import inline_calls
 from ..numpy.registry import implementation
-from . import cache, options, scalar, workspace
+from . import cache, child, options, scalar, workspace
 from .codegen import ProgramEmitter
 from .inlining import canonical_names, inline_temporaries
 from .symbolic import LARGE, symbolize
@@ -212,6 +214,8 @@ class CompiledSegment:
         args = [a if isinstance(a, np.ndarray) else np.asarray(a) for a in args]  # as __call__ passes them
         signature = tuple(numba.typeof(a) for a in self.arguments(args))
         hits = sum(self.function.stats.cache_hits.values())
+        if getattr(_in_child, "active", False):
+            child.compile_in_child(self.path, self.function.__module__, signature)  # then loaded below
         try:
             self.function.compile(signature)
         except Exception as error:
@@ -225,6 +229,21 @@ class CompiledSegment:
                   f"{seconds:.1f} s; the machine code is cached in {cache.directory()} for later runs",
                   file=sys.stderr)
         return seconds
+
+
+_in_child = threading.local()
+
+
+@contextlib.contextmanager
+def compiling_in_child(active: bool = True):
+    """Within this block, this thread's compilations run in a child process (child.py) and are then loaded from
+    the disk cache: for the default tier's background thread, whose compiling would hold the caller's GIL."""
+    outer = getattr(_in_child, "active", False)
+    _in_child.active = active
+    try:
+        yield
+    finally:
+        _in_child.active = outer
 
 
 def _is_compile_error(error) -> bool:
