@@ -1,5 +1,6 @@
-"""Compiling in a child process (backends/numba/child.py): the child fills Numba's disk cache and the caller only
-loads the machine code; when the child cannot help, the caller compiles as before."""
+"""Compiling in child processes (backends/numba/child.py): a child fills Numba's disk cache and the caller only
+loads the machine code; a long program's segments compile at once, one child each; when a child cannot help, the
+caller compiles as before."""
 import numpy as np
 import pytest
 
@@ -7,7 +8,17 @@ pytest.importorskip("numba")
 
 import adarray as ad  # noqa: E402
 import adarray.numpy as anp  # noqa: E402
-from adarray.backends.numba import child, runtime  # noqa: E402
+from adarray.backends.numba import child, options, runtime  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def fresh_children(monkeypatch, tmp_path):
+    """No idle child or refusal from other tests; a disk cache of this test's own."""
+    child.stop()
+    monkeypatch.setattr(child, "_refused", [])
+    with ad.config.override(cache_dir=str(tmp_path)):
+        yield
+    child.stop()
 
 
 def loss(v):
@@ -18,40 +29,96 @@ def segment_of(x, name):
     return runtime.CompiledSegment(ad.make_ir(ad.grad(loss))(x), name)
 
 
-def test_the_caller_loads_what_the_child_compiled(tmp_path):
+def test_the_caller_loads_what_the_child_compiled():
     x = np.linspace(-1.0, 2.0, 9)
-    with ad.config.override(cache_dir=str(tmp_path)):
-        segment = segment_of(x, "compiled in a child")
-        with runtime.compiling_in_child():
-            segment.compile([x])
+    segment = segment_of(x, "compiled in a child")
+    with runtime.compiling_in_child():
+        segment.compile([x])
     name, _, _, loaded = runtime.COMPILE_LOG[-1]
     assert name == "compiled in a child" and loaded, "the caller compiled instead of loading the child's code"
     np.testing.assert_allclose(segment(x)[0], ad.grad(loss)(x), rtol=1e-13)
+    assert len(child._idle) == 1, "the child waits for the next request"
 
 
-def test_without_a_child_the_caller_compiles(tmp_path, monkeypatch):
+def test_without_a_child_the_caller_compiles(monkeypatch):
     x = np.linspace(-1.0, 2.0, 10)
-    monkeypatch.setattr(child, "_running_child", lambda: None)
-    with ad.config.override(cache_dir=str(tmp_path)):
-        segment = segment_of(x, "no child")
-        with runtime.compiling_in_child():
-            segment.compile([x])
+    monkeypatch.setattr(child, "_take", lambda: None)
+    segment = segment_of(x, "no child")
+    with runtime.compiling_in_child():
+        segment.compile([x])
     assert runtime.COMPILE_LOG[-1][0] == "no child" and not runtime.COMPILE_LOG[-1][3]
     np.testing.assert_allclose(segment(x)[0], ad.grad(loss)(x), rtol=1e-13)
 
 
-def test_a_child_that_died_or_failed_answers_false_and_is_replaced(tmp_path):
+def test_a_child_that_failed_or_died_is_replaced(tmp_path):
     broken = tmp_path / "adarray_program_broken.py"
     broken.write_text("def program(:\n")
     assert child.compile_in_child(str(broken), "adarray_program_broken", ()) is False
-    process = child._running_child()
-    assert process is not None and process.poll() is None, "a failed compile must not end the child"
+    ((process, _),) = child._idle
+    assert process.poll() is None, "a failed compile must not end the child"
     process.kill()
     process.wait()
     x = np.linspace(0.5, 1.5, 11)
-    with ad.config.override(cache_dir=str(tmp_path)):
-        segment = segment_of(x, "after the child died")
-        with runtime.compiling_in_child():
-            segment.compile([x])                 # a new child compiles it
+    segment = segment_of(x, "after the child died")
+    with runtime.compiling_in_child():
+        segment.compile([x])                 # a new child compiles it
     assert runtime.COMPILE_LOG[-1][3]
-    assert child._running_child() is not process
+    ((replacement, _),) = child._idle
+    assert replacement is not process
+
+
+def test_after_numba_refuses_to_cache_a_childs_work_the_caller_compiles_itself(tmp_path):
+    """A function reading a large global array cannot be cached (so at -O0 is the math library): a child's work
+    would be done twice, so the process stops asking children."""
+    module = tmp_path / "adarray_program_global_table.py"
+    module.write_text("import numba\nimport numpy as np\nTABLE = np.arange(10 ** 7, dtype=np.float64)\n\n\n"
+                      "@numba.njit(cache=True)\ndef program(i):\n    return TABLE[i]\n")
+    import numba
+
+    assert child.compile_in_child(str(module), "adarray_program_global_table", (numba.int64,)) is False
+    assert child._refused and "dynamic globals" in child._refused[0]
+    child.stop()
+    x = np.linspace(0.5, 1.5, 12)
+    segment = segment_of(x, "refused before")
+    with runtime.compiling_in_child():
+        segment.compile([x])
+    assert not runtime.COMPILE_LOG[-1][3] and not child._idle, "no child was asked"
+
+
+def long_loss(x):
+    for k in range(6):
+        x = anp.sin(x) * (k + 1.5) + anp.cumprod(x)
+    return anp.sum(x * anp.fft.fft(x).real)   # fft: a NumPy step between compiled segments
+
+
+def test_the_segments_of_a_long_program_compile_at_once_in_children(monkeypatch):
+    monkeypatch.setattr(options, "MAX_SEGMENT_EQUATIONS", 12)
+    monkeypatch.setattr(options, "COMPILE_AHEAD_MIN_EQUATIONS", 24)
+    x = np.linspace(-0.9, 0.9, 8)
+    program = ad.make_ir(ad.grad(long_loss))(x)
+    kinds = [kind for kind, _ in runtime.segments(program)]
+    before_numpy = kinds.index("numpy") if "numpy" in kinds else len(kinds)
+    assert kinds[:before_numpy].count("numba") >= 2, kinds
+    start = len(runtime.COMPILE_LOG)
+    gradient = ad.jit(ad.grad(long_loss), backend="numba")
+    np.testing.assert_allclose(gradient(x), ad.grad(long_loss)(x), rtol=1e-12)
+    loaded = [entry[3] for entry in runtime.COMPILE_LOG[start:]]
+    assert all(loaded[:kinds[:before_numpy].count("numba")]), "the segments before NumPy's step are loaded"
+    assert not child._idle, "the children end with the compile"
+
+
+def test_segments_the_children_could_not_compile_are_compiled_by_the_caller(monkeypatch):
+    monkeypatch.setattr(options, "MAX_SEGMENT_EQUATIONS", 12)
+    monkeypatch.setattr(options, "COMPILE_AHEAD_MIN_EQUATIONS", 24)
+    monkeypatch.setattr(child, "compile_in_children", lambda requests: [False] * len(requests))
+    x = np.linspace(-0.9, 0.9, 8)
+    start = len(runtime.COMPILE_LOG)
+    np.testing.assert_allclose(ad.jit(ad.grad(long_loss), backend="numba")(x), ad.grad(long_loss)(x), rtol=1e-12)
+    assert runtime.COMPILE_LOG[start:] and not any(entry[3] for entry in runtime.COMPILE_LOG[start:])
+
+
+def test_a_short_program_in_segments_is_compiled_by_the_caller(monkeypatch):
+    monkeypatch.setattr(options, "MAX_SEGMENT_EQUATIONS", 12)
+    monkeypatch.setattr(child, "compile_in_children", lambda requests: pytest.fail("not worth a child's start"))
+    x = np.linspace(-0.9, 0.9, 8)
+    np.testing.assert_allclose(ad.jit(ad.grad(long_loss), backend="numba")(x), ad.grad(long_loss)(x), rtol=1e-12)

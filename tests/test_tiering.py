@@ -52,10 +52,10 @@ def test_the_first_calls_are_interpreted_then_the_compiled_code_runs(auto):
     background = runtime.COMPILE_LOG[compiles:]
     assert background and all(loaded for *_, loaded in background), "compiled in a child, loaded by the caller"
     for _ in range(200):  # the worker stops the idle child just after the job has finished
-        if not child._child:
+        if not child._idle:
             break
         time.sleep(0.05)
-    assert not child._child, "an idle child keeps the memory of what it compiled"
+    assert not child._idle, "an idle child keeps the memory of what it compiled"
     expected = np.tanh(x @ w) * np.exp(-x[:, :1] ** 2) / (1.0 + np.abs(x[:, 1:2]))
     for result in (first, second, third):
         np.testing.assert_array_equal(np.isnan(result), np.isnan(expected))

@@ -41,6 +41,11 @@ CHAIN_MIN_BYTES = 1 << 20
 # 200 and at 13 MB as one function (JAX: 12 MB), compiled in 8 s instead of 6 s (hand: 19 s instead of 25).
 MAX_SEGMENT_EQUATIONS = 350
 
+# A program cut into segments compiles them at once, in child processes, from this many compiled equations on
+# (runtime._Mixed.compile_ahead): a child's start costs about a second of processor time, a program this long
+# compiles for 10 s or more.
+COMPILE_AHEAD_MIN_EQUATIONS = 500
+
 # Opt-in (`config.numba_keep_memory`, $ADARRAY_NUMBA_KEEP_MEMORY=1): keep freed memory in the process (glibc:
 # mallopt) instead of giving every large array back to the OS on free and faulting its pages in again on the next
 # call. Taken at the first program compiled while it is on, and kept for the rest of the process.
