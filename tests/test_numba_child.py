@@ -50,6 +50,19 @@ def test_without_a_child_the_caller_compiles(monkeypatch):
     np.testing.assert_allclose(segment(x)[0], ad.grad(loss)(x), rtol=1e-13)
 
 
+@pytest.mark.parametrize("executable", ["", "/opt/blender/blender", "C:\\Maya\\bin\\mayapy.exe"])
+def test_no_child_is_started_from_an_application_embedding_python(executable, monkeypatch):
+    monkeypatch.setattr(child.sys, "executable", executable)
+    assert child.compile_in_child("unused.py", "adarray_program_unused", ()) is False
+    assert not child._idle
+
+
+def test_python_interpreters_are_recognised():
+    assert child._is_python(child.sys.executable)
+    assert all(child._is_python(path) for path in ["/usr/bin/python3.11", "C:\\Python311\\python.exe",
+                                                     "/opt/pypy/bin/pypy3"])
+
+
 def test_a_child_that_failed_or_died_is_replaced(tmp_path):
     broken = tmp_path / "adarray_program_broken.py"
     broken.write_text("def program(:\n")

@@ -18,6 +18,7 @@ else can go wrong.
 from __future__ import annotations
 
 import concurrent.futures
+import ntpath
 import os
 import pickle
 import struct
@@ -85,6 +86,8 @@ def _take():
             process, pid = _idle.pop()
             if pid == os.getpid() and process.poll() is None:
                 return process
+    if not _is_python(sys.executable):
+        return None
     env = dict(os.environ, ADARRAY_CACHE_DIR=cache.directory())
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [_PACKAGE_ROOT, env.get("PYTHONPATH")]))
     try:
@@ -92,6 +95,13 @@ def _take():
                                 stderr=subprocess.DEVNULL, env=env)
     except OSError:
         return None
+
+
+def _is_python(executable: str) -> bool:
+    """Is `executable` a Python interpreter that `-m` runs a module with? Not in a frozen application or a host
+    program embedding Python (sys.executable is then the application, which would start again)."""
+    return (not getattr(sys, "frozen", False) and bool(executable)
+            and ntpath.basename(executable).lower().startswith(("python", "pypy")))  # ntpath: / and \\ both split
 
 
 def _send(stream, value) -> None:
