@@ -82,10 +82,8 @@ def _fft(em, eqn):
         length = new_shape[axis] if operation == "irfft" else shape[axis]
         scale = repr(_scale(norm, length, operation in ("ifft", "irfft")))
         source, destination = _view(current, shape, axis), _view(target, new_shape, axis)
-        if operation in ("fft", "ifft"):
+        if operation in ("fft", "ifft", "rfft"):
             em.emit(f"_ff.complex_axis({source}, {destination}, {operation == 'ifft'}, {scale})")
-        elif operation == "rfft":
-            em.emit(f"_ff.real_forward_axis({source}, {destination}, {scale})")
         else:
             em.emit(f"_ff.real_inverse_axis({source}, {destination}, {scale})")
         current, shape = target, new_shape

@@ -9,8 +9,8 @@ copied into a scratch vector, transformed and written back:
   c_m = exp(s i pi m^2 / n) (s the transform's sign) with m^2 reduced mod 2n in integers (exact angles), the
   convolution by power-of-two transforms of length >= 2n - 1.
 
-`complex_axis` runs the complex transform (forward e^-, inverse e^+) scaled by `scale`; `real_forward_axis` keeps
-the first n // 2 + 1 bins of a real line's transform (rfft); `real_inverse_axis` extends n // 2 + 1 bins
+`complex_axis` runs the complex transform (forward e^-, inverse e^+) scaled by `scale`, and keeps as many bins as
+its output has (n // 2 + 1 of a real line's transform: rfft); `real_inverse_axis` extends n // 2 + 1 bins
 Hermitian-symmetrically to n (the imaginary parts of the first bin, and of the last for an even n, ignored as
 numpy.fft does) and keeps the real part of the inverse transform (irfft). The scaling by numpy.fft's norm is
 the caller's (per axis: 1, 1 / n or 1 / sqrt n).
@@ -131,8 +131,10 @@ def _transform(line, out, sign):
 
 @numba.njit(**_JIT)
 def complex_axis(x, out, inverse, scale):
-    """out[o, :, i] = scale * DFT(x[o, :, i]) for (outer, n, inner) arrays."""
+    """out[o, k, i] = scale * DFT(x[o, :, i])[k] for (outer, n, inner) arrays x, for the first out.shape[1] bins
+    k (n of them; n // 2 + 1 for a real x's rfft)."""
     outer, n, inner = x.shape
+    bins = out.shape[1]
     sign = 1.0 if inverse else -1.0
     line = np.empty(n, np.complex128)
     result = np.empty(n, np.complex128)
@@ -141,22 +143,6 @@ def complex_axis(x, out, inverse, scale):
             for j in range(n):
                 line[j] = x[o, j, i]
             _transform(line, result, sign)
-            for k in range(n):
-                out[o, k, i] = result[k] * scale
-
-
-@numba.njit(**_JIT)
-def real_forward_axis(x, out, scale):
-    """The first n // 2 + 1 bins of each real line's transform: x (outer, n, inner), out (outer, n // 2 + 1, inner)."""
-    outer, n, inner = x.shape
-    bins = out.shape[1]
-    line = np.empty(n, np.complex128)
-    result = np.empty(n, np.complex128)
-    for o in range(outer):
-        for i in range(inner):
-            for j in range(n):
-                line[j] = x[o, j, i]
-            _transform(line, result, -1.0)
             for k in range(bins):
                 out[o, k, i] = result[k] * scale
 
