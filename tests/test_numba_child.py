@@ -135,3 +135,63 @@ def test_a_short_program_in_segments_is_compiled_by_the_caller(monkeypatch):
     monkeypatch.setattr(child, "compile_in_children", lambda requests: pytest.fail("not worth a child's start"))
     x = np.linspace(-0.9, 0.9, 8)
     np.testing.assert_allclose(ad.jit(ad.grad(long_loss), backend="numba")(x), ad.grad(long_loss)(x), rtol=1e-12)
+
+
+@pytest.fixture
+def threads_for_every_loop(monkeypatch):
+    """Every top-level loop runs on threads, whatever the machine (options.parallel asks for two Numba threads)."""
+    import numba
+
+    monkeypatch.setattr(options, "PARALLEL_MIN_WORK", 1)
+    monkeypatch.setattr(numba.config, "NUMBA_NUM_THREADS", max(2, numba.config.NUMBA_NUM_THREADS))
+    monkeypatch.setattr(runtime, "THREADS_FAILED", [])
+
+
+def threaded_loss(v):
+    return anp.sum(anp.exp(-v * v) * anp.cos(3.0 * v))
+
+
+def test_a_function_with_threads_runs_a_stand_in_until_it_is_compiled(threads_for_every_loop):
+    x = np.linspace(-2.0, 2.0, 64)
+    compiled = runtime.compile_program(ad.make_ir(ad.grad(threaded_loss))(x), "threads later")
+    segment = compiled.segment
+    assert segment.threaded and "parallel=True" in segment.text
+    start = len(runtime.COMPILE_LOG)
+    first = compiled(x)[0]
+    assert segment.stand_in is not None and "parallel=True" not in segment.stand_in.text
+    assert [entry[0] for entry in runtime.COMPILE_LOG[start:]] == ["threads later"], "only the stand-in compiled"
+    assert segment.threads_loaded.wait(300)
+    assert segment.stand_in is None and not runtime.THREADS_FAILED
+    assert runtime.COMPILE_LOG[-1][3], "the function with threads was compiled by a child, then loaded"
+    want = ad.grad(threaded_loss)(x)
+    np.testing.assert_allclose(first, want, rtol=1e-13)
+    np.testing.assert_allclose(compiled(x)[0], want, rtol=1e-13)
+
+    again = runtime.compile_program(ad.make_ir(ad.grad(threaded_loss))(x), "threads later")
+    np.testing.assert_allclose(again(x)[0], want, rtol=1e-13)
+    assert again.segment.stand_in is None, "machine code in the disk cache needs no stand-in"
+
+
+def test_a_function_with_threads_that_fails_keeps_its_stand_in(threads_for_every_loop, monkeypatch):
+    x = np.linspace(-2.0, 1.0, 48)
+    compiled = runtime.compile_program(ad.make_ir(ad.grad(threaded_loss))(x), "threads fail")
+    segment = compiled.segment
+
+    def broken(signature, start, report=True):
+        raise runtime.ExecutionError("the Numba backend failed to compile 'threads fail'")
+
+    monkeypatch.setattr(segment, "_compile", broken)
+    want = ad.grad(threaded_loss)(x)
+    np.testing.assert_allclose(compiled(x)[0], want, rtol=1e-13)
+    assert segment.threads_loaded.wait(60)
+    assert segment.stand_in is not None and runtime.THREADS_FAILED[0][0] == "threads fail"
+    np.testing.assert_allclose(compiled(x)[0], want, rtol=1e-13)
+
+
+def test_threads_at_the_first_call_when_asked(threads_for_every_loop, monkeypatch):
+    monkeypatch.setattr(options, "THREADS_AFTER_FIRST_CALL", False)
+    x = np.linspace(-1.0, 3.0, 40)
+    compiled = runtime.compile_program(ad.make_ir(ad.grad(threaded_loss))(x), "threads at once")
+    np.testing.assert_allclose(compiled(x)[0], ad.grad(threaded_loss)(x), rtol=1e-13)
+    assert compiled.segment.threaded and compiled.segment.stand_in is None
+    assert not compiled.segment.threads_loaded.is_set()

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import queue
 import threading
 import time
 
@@ -102,7 +101,7 @@ class TieredProgram:
         self.calls += 1
         if self.job is None and self.compiled is None and self.is_hot():
             self.job = _Job(self.program, self.name, args, self.marker)
-            _submit(self.job)
+            numba_child.in_background(self.job.run)
         return outputs
 
     def is_hot(self) -> bool:
@@ -154,28 +153,6 @@ class _Job:
         finally:
             self.args = None
             self.finished.set()
-
-
-_jobs: queue.Queue = queue.Queue()
-_worker: list[threading.Thread] = []
-_lock = threading.Lock()
-
-
-def _submit(job: _Job) -> None:
-    """One daemon thread compiles, one program after another: a process that ends does not wait for it."""
-    with _lock:
-        if not _worker:
-            thread = threading.Thread(target=_work, name="adarray-compile", daemon=True)
-            thread.start()
-            _worker.append(thread)
-    _jobs.put(job)
-
-
-def _work() -> None:
-    while True:
-        _jobs.get().run()
-        if _jobs.empty():
-            numba_child.stop()  # idle, it would keep the memory of what it compiled; the next job starts another
 
 
 def _marker_path(program) -> str:

@@ -21,6 +21,7 @@ import concurrent.futures
 import ntpath
 import os
 import pickle
+import queue
 import struct
 import subprocess
 import sys
@@ -32,6 +33,8 @@ from . import cache
 _LENGTH = struct.Struct("<Q")
 _lock = threading.Lock()
 _idle: list = []  # [(Popen, pid of the process that started it)]: children waiting for a request
+_tasks: queue.Queue = queue.Queue()  # what the background thread runs (in_background)
+_worker: list[threading.Thread] = []
 # Numba's refusals to cache what a child compiled (at -O0 the math library's tables are "dynamic globals"): after the
 # first, this process compiles in process, since the child's work would be done twice
 _refused: list[str] = []
@@ -67,6 +70,24 @@ def compile_in_children(requests) -> list[bool]:
         return [compile_in_child(*request) for request in requests]
     with concurrent.futures.ThreadPoolExecutor(workers) as pool:
         return list(pool.map(lambda request: compile_in_child(*request), requests))
+
+
+def in_background(task) -> None:
+    """Run `task()` on the one daemon thread that compiles in the background (a process that ends does not wait
+    for it), after the tasks submitted before; once none waits, the idle children are stopped."""
+    with _lock:
+        if not _worker:
+            thread = threading.Thread(target=_work, name="adarray-compile", daemon=True)
+            thread.start()
+            _worker.append(thread)
+    _tasks.put(task)
+
+
+def _work() -> None:
+    while True:
+        _tasks.get()()
+        if _tasks.empty():
+            stop()  # idle, it would keep the memory of what it compiled; the next request starts another
 
 
 def stop() -> None:

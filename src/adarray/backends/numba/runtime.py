@@ -73,6 +73,7 @@ class Generated(NamedTuple):
     workspace: object      # workspace.Plan: the scratch arrays
     scalars: list          # float literals passed as arguments (values of their dtype)
     sizes: list            # (name, input, axis) of the batch sizes passed as arguments (symbolic.py)
+    threaded: bool         # some loop runs on threads (the function is parallel=True)
 
 
 def generate(program: Program, name: str = "program", profile: bool = False, plans=None) -> Generated:
@@ -133,7 +134,7 @@ def generate(program: Program, name: str = "program", profile: bool = False, pla
     text = _HEADER.format(version=cache.version(), name=name) + scalar.HELPERS + "\n\n" + decorator + "\n"
     text += f"def program({', '.join(params)}):\n" + "\n".join(body) + "\n"
     text += f"    return ({''.join(r + ', ' for r in returned)})\n"
-    return Generated(text, constants, plan, writer.groups, scratch, scalars, sizes)
+    return Generated(text, constants, plan, writer.groups, scratch, scalars, sizes, writer.parallel)
 
 
 # family key (a digest of the text generated with every batch size planned LARGE) -> {size name: the largest
@@ -154,23 +155,32 @@ def family_plans(program: Program, name: str, profile: bool):
 
 
 class CompiledSegment:
-    """One generated function: compiled on its first call (per argument types), then only called."""
+    """One generated function: compiled on its first call (per argument types), then only called.
 
-    def __init__(self, program: Program, name: str):
+    A function with threads whose machine code is not in the disk cache first runs `stand_in`, the same program
+    generated without threads, while it compiles in the background (options.THREADS_AFTER_FIRST_CALL)."""
+
+    def __init__(self, program: Program, name: str, threads: bool = True):
         self.program, self.name = program, name
         profile = options.PROFILE
-        generated = generate(program, name, profile)
+        with options.without_threads(not threads):
+            generated = generate(program, name, profile)
         self.text, self.constants, self.plan, self.groups = generated[:4]
-        self.scalars, self.sizes = generated.scalars, generated.sizes
+        self.scalars, self.sizes, self.threaded = generated.scalars, generated.sizes, generated.threaded
         self.workspace = workspace.Workspace(generated.workspace)
         self.function = cache.load(self.text, "adarray_program").program
         self.compiled_ahead = None  # the signature a child compiled before the first call (_Mixed.compile_ahead)
+        self.stand_in: CompiledSegment | None = None
+        self.threads_loaded = threading.Event()  # set once the function with threads runs instead of the stand-in
         if profile:
             self.counters = np.zeros(len(self.groups), np.int64)
             self.calls = 0
             PROFILED.append(self)
 
     def __call__(self, *args):
+        stand_in = self.stand_in
+        if stand_in is not None:
+            return stand_in(*args)
         args = [a if isinstance(a, np.ndarray) else np.asarray(a) for a in args]
         if options.PROFILE and hasattr(self, "calls"):
             self.calls += 1
@@ -219,6 +229,34 @@ class CompiledSegment:
         """Compile (or load from the disk cache) for these arguments; returns the seconds it took."""
         start = time.perf_counter()
         signature = self.signature(args)
+        stand_in = CompiledSegment(self.program, self.name, threads=False) if self._threads_later(signature) else None
+        if stand_in is not None and not stand_in.threaded:  # (threaded anyway where options.parallel is patched)
+            stand_in.compile(args)
+            self.stand_in = stand_in
+            child.in_background(lambda: self._load_threads(signature))
+            return time.perf_counter() - start
+        return self._compile(signature, start)
+
+    def _threads_later(self, signature) -> bool:
+        """Run a stand-in without threads while this function compiles? (options.THREADS_AFTER_FIRST_CALL)"""
+        return (self.threaded and options.THREADS_AFTER_FIRST_CALL and not hasattr(self, "counters")
+                and not getattr(_in_child, "active", False) and signature != self.compiled_ahead
+                and not _in_disk_cache(self.function, signature))
+
+    def _load_threads(self, signature) -> None:
+        """On the background thread: compile the function with threads in a child, load it, let it take over.
+        If it fails (a bug of ours), the stand-in stays, and the failure is in THREADS_FAILED."""
+        try:
+            with compiling_in_child():
+                self._compile(signature, time.perf_counter(), report=False)
+        except ExecutionError as error:
+            THREADS_FAILED.append((self.name, str(error)))
+        else:
+            self.stand_in = None
+        finally:
+            self.threads_loaded.set()
+
+    def _compile(self, signature, start: float, report: bool = True) -> float:
         hits = sum(self.function.stats.cache_hits.values())
         if getattr(_in_child, "active", False) and signature != self.compiled_ahead:
             child.compile_in_child(self.path, self.function.__module__, signature)  # then loaded below
@@ -230,7 +268,7 @@ class CompiledSegment:
         seconds = time.perf_counter() - start
         cached = sum(self.function.stats.cache_hits.values()) > hits
         COMPILE_LOG.append((self.name, len(self.program.eqns), seconds, cached))
-        if seconds > options.REPORT_COMPILE_SECONDS:
+        if report and seconds > options.REPORT_COMPILE_SECONDS:
             print(f"adarray: compiled '{self.name}' ({len(self.program.eqns)} equations) with Numba in "
                   f"{seconds:.1f} s; the machine code is cached in {cache.directory()} for later runs",
                   file=sys.stderr)
@@ -238,6 +276,8 @@ class CompiledSegment:
 
 
 _in_child = threading.local()
+# (name, error) of every function with threads that failed to compile in the background: its stand-in stays
+THREADS_FAILED: list[tuple[str, str]] = []
 
 
 def _in_disk_cache(function, signature) -> bool:
