@@ -28,22 +28,24 @@ check: venv
 lint: venv
 	$(BIN)/ruff check $(LINT_PATHS)
 
-# The registry's agreement tests of the Numba backend (tests/test_backend_numba.py) check what the generated code
-# computes, which LLVM's optimisation level does not change; they compile about 150 programs and the special-function
-# library, 3-4x faster at -O0. They run apart, at -O0, with caches of their own (removed first), so that no
-# unoptimised machine code reaches the caches a user's programs load; every other test compiles at Numba's default.
+# The registry's agreement tests of the Numba backend (tests/test_backend_numba.py) and the special-function
+# library's (tests/test_numba_special.py) check what the generated code computes, which LLVM's optimisation level
+# does not change; they compile about 150 programs and the special-function library, 3-4x faster at -O0. They run
+# apart, at -O0, with caches of their own (removed first), so that no unoptimised machine code reaches the caches a
+# user's programs load; every other test compiles at Numba's default.
 # XLA's backend optimisation is off for the same reason (JAX keeps compiled code in memory only), and so are its
 # newer CPU fusion emitters: the classic ones compile our special-function lowerings in about 0.7x the time
 # (the JAX test files: 599 s of CPU before, 442 s after).
 O0_CACHE := $(or $(TMPDIR),/tmp)/adarray-tests-O0
+O0_TESTS := tests/test_backend_numba.py tests/test_numba_special.py
 test: export XLA_FLAGS ?= --xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true \
 	--xla_cpu_use_fusion_emitters=false
 
 test: lint
-	$(BIN)/python -m pytest -n auto --dist worksteal --ignore=tests/test_backend_numba.py
+	$(BIN)/python -m pytest -n auto --dist worksteal $(addprefix --ignore=,$(O0_TESTS))
 	rm -rf $(O0_CACHE)
 	NUMBA_OPT=0 NUMBA_CACHE_DIR=$(O0_CACHE)/numba ADARRAY_CACHE_DIR=$(O0_CACHE)/kernels \
-		$(BIN)/python -m pytest -n auto --dist worksteal tests/test_backend_numba.py
+		$(BIN)/python -m pytest -n auto --dist worksteal $(O0_TESTS)
 
 # The IR, the API and its errors, control flow, pytrees, custom rules, vmap and Jacobians, NumPy functions,
 # gradient checks, the layout, the README and the walkthrough, and the first-order registry tests of every

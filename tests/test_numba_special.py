@@ -17,6 +17,10 @@ import pytest
 pytest.importorskip("numba")
 sc = pytest.importorskip("scipy.special")
 
+# `make test` runs this file at -O0 with the registry's Numba tests, where Numba does not cache functions that read
+# global arrays (the special functions' tables): expected there.
+pytestmark = pytest.mark.filterwarnings("ignore:Cannot cache compiled function:numba.core.errors.NumbaWarning")
+
 import adarray as ad  # noqa: E402
 from adarray.backends.numba import gammalib, incompletelib, runtime, speciallib  # noqa: E402
 from adarray.backends.numpy import special as numpy_special  # noqa: E402
