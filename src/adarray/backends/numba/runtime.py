@@ -249,7 +249,7 @@ class CompiledSegment:
         try:
             with compiling_in_child():
                 self._compile(signature, time.perf_counter(), report=False)
-        except ExecutionError as error:
+        except Exception as error:  # noqa: BLE001 - neither the caller nor the background thread may see it
             THREADS_FAILED.append((self.name, str(error)))
         else:
             self.stand_in = None
