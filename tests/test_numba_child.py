@@ -13,11 +13,13 @@ from adarray.backends.numba import child, options, runtime  # noqa: E402
 
 @pytest.fixture(autouse=True)
 def fresh_children(monkeypatch, tmp_path):
-    """No idle child or refusal from other tests; a disk cache of this test's own."""
+    """No idle child, background task or refusal from other tests; a disk cache of this test's own."""
+    child.drain()
     child.stop()
     monkeypatch.setattr(child, "_refused", [])
     with ad.config.override(cache_dir=str(tmp_path)):
         yield
+    child.drain()
     child.stop()
 
 

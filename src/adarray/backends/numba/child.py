@@ -83,11 +83,20 @@ def in_background(task) -> None:
     _tasks.put(task)
 
 
+def drain() -> None:
+    """Wait until the background thread has run every task submitted so far, and stopped its children (tests)."""
+    _tasks.join()
+
+
 def _work() -> None:
     while True:
-        _tasks.get()()
-        if _tasks.empty():
-            stop()  # idle, it would keep the memory of what it compiled; the next request starts another
+        task = _tasks.get()
+        try:
+            task()
+        finally:
+            if _tasks.empty():
+                stop()  # idle, it would keep the memory of what it compiled; the next request starts another
+            _tasks.task_done()
 
 
 def stop() -> None:
