@@ -164,7 +164,7 @@ def _blas(em, eqn):
     _hoist(em, line, result, Aval((count, rows, columns), eqn.outputs[0].aval.dtype))
     n = em.fresh("n")
     with em.block(f"for {n} in range({count}):"):
-        em.emit(f"np.dot({left.format(n)}, {right.format(n)}, {result}[{n}])")
+        em.emit(f"_la.dot_into({left.format(n)}, {right.format(n)}, {result}[{n}])")
     em.writer.contiguous.add(result)
     if list(so) == batch + free_first + free_second:
         view = em.fresh("v")

@@ -23,7 +23,7 @@ import re
 _TEMPORARY = re.compile(r"^( *)(t\d+) = (.+)$")
 _NAME = re.compile(r"[A-Za-z_]\w*")
 # calls that may write into arrays they are given (BLAS products, the index library, sorts)
-_WRITERS = ("np.dot(", "_ix.", ".sort(", "np.copyto(")
+_WRITERS = ("_la.dot_into(", "_ix.", ".sort(", "np.copyto(")
 _HEADERS = ("for ", "while ", "if ", "elif ", "else:", "return", "raise", "break", "continue")
 MAX_DISTANCE = 40  # statements searched between a temporary and its reader
 

@@ -33,6 +33,14 @@ def _work_size(work):
     return max(1, int(work[0].real))
 
 
+@numba.njit(**_JIT)
+def dot_into(a, b, out):
+    """np.dot(a, b, out): the contractions' BLAS call (contraction.py). Numba compiles its np.dot for each layout
+    of the operands in every process that compiles a new caller (0.15-0.25 s each; GMM's gradient has three);
+    as a function of this library it is loaded from the disk cache instead."""
+    np.dot(a, b, out)
+
+
 # --- cholesky, solve, det, lu ----------------------------------------------------------------------------------
 
 

@@ -63,8 +63,11 @@ def as_bits(typingctx, value):
 # (forceinline: alwaysinline) keeping their own flags, so a caller's `reassoc` cannot reorder their
 # careful arithmetic (log1p's correction overflowed under it): Numba's own inline="always" would
 # re-lower them with the caller's flags. Inside this module they call each other that way.
+# Cached on disk like the rest of the library: LLVM still inlines them into a caller compiled later (same run
+# time), and a process compiling a new program loads them instead of compiling each again (exp and log took
+# 0.12-0.17 s each; a first call of sum(exp(k x) + log1p(x * x)) 1.32 s -> 0.63 s once they were cached).
 _FLAGS = dict(error_model="numpy", fastmath={"contract", "arcp"})
-_JIT = dict(_FLAGS, forceinline=True)
+_JIT = dict(_FLAGS, forceinline=True, cache=True)
 
 
 
