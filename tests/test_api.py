@@ -143,6 +143,24 @@ def test_simplified_programs_have_no_trivial_identities():
         assert pattern not in text, text
 
 
+def test_a_chain_of_reshapes_is_one_reshape_or_none():
+    """A reshape back to the operand's shape is the operand; a reshape of a reshape reads the first operand (GMM's
+    gradient reshaped (5, 10) to (1, 5, 10) and back, and the Numba backend copied the array onto itself)."""
+    x = np.arange(6.0)
+    round_trip = ad.make_ir(lambda v: anp.reshape(anp.reshape(v, (1, 6)), (6,)) * 2.0)(x)
+    assert str(round_trip) == "{ lambda a:f64[6] .\n    b:f64[6] = mul a 2.0:f64[6]\n  in (b) }"
+    chain = lambda v: anp.reshape(anp.reshape(anp.sin(v), (1, 6)), (2, 3)) + anp.reshape(v, (3, 2)).T  # noqa: E731
+    program = ad.make_ir(chain)(x)
+    reshapes = [eqn for eqn in program.eqns if eqn.prim.name == "reshape"]
+    assert [eqn.params["shape"] for eqn in reshapes] == [(2, 3), (3, 2)], program
+    want = np.sin(x).reshape(2, 3) + x.reshape(3, 2).T
+    np.testing.assert_array_equal(ad.jit(chain)(x), want)
+    np.testing.assert_array_equal(ad.jit(chain, backend="numba")(x), want)
+    twice = 2 * want  # the gradient of sum(chain ** 2), by hand
+    np.testing.assert_allclose(ad.grad(lambda v: anp.sum(chain(v) ** 2))(x),
+                               twice.reshape(6) * np.cos(x) + twice.T.reshape(6), rtol=1e-13)
+
+
 def test_outputs_are_numpy_and_nan_inf_are_values():
     g = ad.grad(lambda x: anp.sum(anp.log(x)))(np.array([0.0, 1.0]))
     assert isinstance(g, np.ndarray) and g[0] == np.inf and g[1] == 1.0

@@ -7,7 +7,8 @@ NumPy would give; the one exception is the folding of constant factors below,
 a reassociation. The identities are therefore only those exact for every IEEE
 input:
   x * 1, 1 * x, x / 1, x - 0.0, x + (-0.0), (-0.0) + x, x**1 -> x;
-  (-0.0) - x -> -x; -(-x) -> x; select(p, x, x) -> x; a select with a constant
+  (-0.0) - x -> -x; -(-x) -> x; a reshape to its operand's shape -> x, of a
+  reshape -> one reshape; select(p, x, x) -> x; a select with a constant
   predicate picks its branch; a sum, cumulative sum or data movement of +0.0 is
   +0.0; safe_mul(0, y) -> 0 (its definition).
 Not x * 0 -> 0 (inf * 0 is NaN), x + 0.0 -> x (-0.0 + 0.0 is 0.0), 0.0 - x -> -x
@@ -51,6 +52,7 @@ class _Simplifier:
         self.seen: dict[tuple, tuple] = {}
         self.negated: dict[int, object] = {}  # id(b) -> a for every kept `b = neg a`
         self.inverted: dict[int, object] = {}  # id(b) -> a for every kept `b = logical_not a`
+        self.reshaped: dict[int, object] = {}  # id(b) -> a for every kept `b = reshape a`
         self.scaled: dict[int, tuple] = {}  # id(b) -> (a, c) for every kept `b = mul a c`, c a constant
         self.eqns: list[Eqn] = []
         # The tables above are keyed by id(): a Var created here (rescale, negate) whose equation CSE
@@ -83,6 +85,8 @@ class _Simplifier:
             self.negated[id(eqn.outputs[0])] = eqn.inputs[0]
         if eqn.prim is ew.logical_not_p:
             self.inverted[id(eqn.outputs[0])] = eqn.inputs[0]
+        if eqn.prim is structural.reshape_p:
+            self.reshaped[id(eqn.outputs[0])] = eqn.inputs[0]
         if eqn.prim is ew.mul_p:
             base, factor = _split_constant(*eqn.inputs)
             if base is not None:
@@ -115,6 +119,18 @@ class _Simplifier:
         self.keep(Eqn(ew.neg_p, (atom,), {}, (out,)))
         return self.subst(out)
 
+    def reshape(self, atom, out: Var):
+        """reshape(x) to x's shape -> x; reshape(reshape(a)) -> reshape(a) (both move elements in row-major order)."""
+        source = self.reshaped.get(id(atom), atom) if isinstance(atom, Var) else atom
+        if source.aval.shape == out.aval.shape:
+            return [source]
+        if source is atom:
+            return None
+        combined = Var(out.aval)
+        self.created.append(combined)
+        self.keep(Eqn(structural.reshape_p, (source,), {"shape": out.aval.shape}, (combined,)))
+        return [self.subst(combined)]
+
     def identity(self, eqn: Eqn, inputs):
         """The replacement of a single-output equation by an identity exact for every IEEE input, or None."""
         prim, out = eqn.prim, eqn.outputs[0]
@@ -142,6 +158,8 @@ class _Simplifier:
             return [self.negated[id(inputs[0])]]
         if prim is ew.integer_pow_p and eqn.params["n"] == 1:
             return [inputs[0]]
+        if prim is structural.reshape_p:
+            return self.reshape(inputs[0], out)
         if prim is ew.select_p:
             pred, a, b = inputs
             if _atom_key(a) == _atom_key(b):
