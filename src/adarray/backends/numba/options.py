@@ -87,25 +87,38 @@ PROFILE = False
 # compiles the function with threads.
 THREADS_AFTER_FIRST_CALL = True
 
-_generating = threading.local()
+class ThreadFlag:
+    """A switch of the calling thread, off unless a `with flag.set(value):` block set it (then restored).
+
+    >>> with SERIAL.set(True):   # doctest: +SKIP
+    ...     bool(SERIAL)          # True on this thread only
+    """
+
+    def __init__(self):
+        self._local = threading.local()
+
+    def __bool__(self) -> bool:
+        return getattr(self._local, "value", False)
+
+    @contextlib.contextmanager
+    def set(self, value: bool = True):
+        outer = bool(self)
+        self._local.value = value
+        try:
+            yield
+        finally:
+            self._local.value = outer
 
 
-@contextlib.contextmanager
-def without_threads(active: bool = True):
-    """Within this block, this thread generates no loop on threads (the stand-in of THREADS_AFTER_FIRST_CALL)."""
-    outer = getattr(_generating, "serial", False)
-    _generating.serial = active or outer
-    try:
-        yield
-    finally:
-        _generating.serial = outer
+# On: this thread generates no loop on threads (the stand-in of THREADS_AFTER_FIRST_CALL, runtime.CompiledSegment)
+SERIAL = ThreadFlag()
 
 
 def parallel() -> bool:
     """Threads for large groups? Not with `config.numba_parallel` False ($ADARRAY_NUMBA_PARALLEL=0), nor with
     one Numba thread (NUMBA_NUM_THREADS=1, e.g. `adarray bench --threads 1`): there `parallel=True` would only
-    add compile time (Numba's parfor passes); nor inside `without_threads()`."""
-    if not config.numba_parallel or getattr(_generating, "serial", False):
+    add compile time (Numba's parfor passes); nor while `SERIAL` is on."""
+    if not config.numba_parallel or SERIAL:
         return False
     import numba
 

@@ -163,7 +163,7 @@ class CompiledSegment:
     def __init__(self, program: Program, name: str, threads: bool = True):
         self.program, self.name = program, name
         profile = options.PROFILE
-        with options.without_threads(not threads):
+        with contextlib.nullcontext() if threads else options.SERIAL.set(True):
             generated = generate(program, name, profile)
         self.text, self.constants, self.plan, self.groups = generated[:4]
         self.scalars, self.sizes, self.threaded = generated.scalars, generated.sizes, generated.threaded
@@ -240,7 +240,7 @@ class CompiledSegment:
     def _threads_later(self, signature) -> bool:
         """Run a stand-in without threads while this function compiles? (options.THREADS_AFTER_FIRST_CALL)"""
         return (self.threaded and options.THREADS_AFTER_FIRST_CALL and not hasattr(self, "counters")
-                and not getattr(_in_child, "active", False) and signature != self.compiled_ahead
+                and not _in_child and signature != self.compiled_ahead
                 and not _in_disk_cache(self.function, signature))
 
     def _load_threads(self, signature) -> None:
@@ -258,7 +258,7 @@ class CompiledSegment:
 
     def _compile(self, signature, start: float, report: bool = True) -> float:
         hits = sum(self.function.stats.cache_hits.values())
-        if getattr(_in_child, "active", False) and signature != self.compiled_ahead:
+        if _in_child and signature != self.compiled_ahead:
             child.compile_in_child(self.path, self.function.__module__, signature)  # then loaded below
         try:
             self.function.compile(signature)
@@ -275,7 +275,7 @@ class CompiledSegment:
         return seconds
 
 
-_in_child = threading.local()
+_in_child = options.ThreadFlag()  # on: this thread's compilations run in a child (compiling_in_child)
 # (name, error) of every function with threads that failed to compile in the background: its stand-in stays
 THREADS_FAILED: list[tuple[str, str]] = []
 
@@ -289,16 +289,10 @@ def _in_disk_cache(function, signature) -> bool:
         return False
 
 
-@contextlib.contextmanager
 def compiling_in_child(active: bool = True):
     """Within this block, this thread's compilations run in a child process (child.py) and are then loaded from
     the disk cache: for the default tier's background thread, whose compiling would hold the caller's GIL."""
-    outer = getattr(_in_child, "active", False)
-    _in_child.active = active
-    try:
-        yield
-    finally:
-        _in_child.active = outer
+    return _in_child.set(active)
 
 
 def _is_compile_error(error) -> bool:
